@@ -1,0 +1,11 @@
+// Shape rules of the linear ops.
+#include "ir/ops/families.h"
+#include "ir/ops/shape_util.h"
+
+namespace orch::ops {
+
+void add_linear_ops(std::vector<OpSchema>& table) {
+  (void)table;
+}
+
+}  // namespace orch::ops

@@ -1,0 +1,31 @@
+// Helpers shared by the shape rules.
+#pragma once
+
+#include <vector>
+
+#include "ir/op_registry.h"
+
+namespace orch::ops {
+
+/// Numpy/ONNX multidirectional broadcast of two shapes; throws naming both on mismatch.
+Shape broadcast_shapes(const Shape& a, const Shape& b);
+/// Broadcast of every present input.
+Shape broadcast_all(const InferInput& in);
+/// Maps a possibly negative axis into [0, rank); throws when out of range.
+int64_t normalize_axis(int64_t axis, int64_t rank);
+/// Normalizes and checks for duplicates.
+std::vector<int64_t> normalize_axes(const std::vector<int64_t>& axes, int64_t rank);
+/// Throws unless every present input has the dtype of input `first`.
+void require_same_dtype(const InferInput& in, size_t first = 0);
+/// Throws unless `t` is one of `allowed`.
+void require_dtype(DType t, std::initializer_list<DType> allowed, std::string_view what);
+void require_float(DType t, std::string_view what);
+/// Throws unless input `i` has the given rank.
+void require_rank(const InferInput& in, size_t i, int64_t rank);
+
+/// Output type list with one entry.
+inline std::vector<TensorType> one(DType dtype, Shape shape) {
+  return {TensorType{dtype, std::move(shape)}};
+}
+
+}  // namespace orch::ops
