@@ -15,6 +15,19 @@ class Error : public std::runtime_error {
   explicit Error(const std::string& message) : std::runtime_error(message) {}
 };
 
+/// An Error for a valid input that orch does not support (an op, a dtype, an attribute value).
+/// Conformance runs count these as skipped, other Errors as failed.
+class Unsupported : public Error {
+ public:
+  using Error::Error;
+};
+
+/// Throws Unsupported formatted with fmt.
+template <typename... Args>
+[[noreturn]] void unsupported(fmt::format_string<Args...> format, Args&&... args) {
+  throw Unsupported(fmt::format(format, std::forward<Args>(args)...));
+}
+
 /// Throws an Error formatted with fmt.
 template <typename... Args>
 [[noreturn]] void fail(fmt::format_string<Args...> format, Args&&... args) {

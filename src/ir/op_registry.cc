@@ -60,7 +60,7 @@ std::vector<TensorType> infer_node(const Graph& graph, const std::string& op,
                                    const std::vector<ValueId>& inputs, const Attributes& attrs,
                                    int num_outputs, std::string_view node_label) {
   const OpSchema* schema = find_op(op);
-  check(schema != nullptr, "{}: unsupported op '{}'", node_label, op);
+  if (schema == nullptr) unsupported("{}: unsupported op '{}'", node_label, op);
   int n = static_cast<int>(inputs.size());
   check(n >= schema->min_inputs && n <= schema->max_inputs, "{}: {} inputs, {} takes {}",
         node_label, n, op,
@@ -89,6 +89,8 @@ std::vector<TensorType> infer_node(const Graph& graph, const std::string& op,
           out.size(), num_outputs);
     for (const TensorType& t : out) num_elements(t.shape);
     return out;
+  } catch (const Unsupported& e) {
+    unsupported("{}: {}", node_label, e.what());
   } catch (const Error& e) {
     fail("{}: {}", node_label, e.what());
   }

@@ -51,8 +51,8 @@ void require_same_dtype(const InferInput& in, size_t first) {
 }
 
 void require_dtype(DType t, std::initializer_list<DType> allowed, std::string_view what) {
-  check(std::find(allowed.begin(), allowed.end(), t) != allowed.end(), "{} has unsupported type {}",
-        what, dtype_name(t));
+  if (std::find(allowed.begin(), allowed.end(), t) == allowed.end())
+    unsupported("{} has unsupported type {}", what, dtype_name(t));
 }
 
 void require_float(DType t, std::string_view what) {
