@@ -46,7 +46,7 @@ std::vector<Tensor> interpret(const Graph& graph, std::span<const Tensor> inputs
     try {
       results = run_op(node.op, node.attrs, std::move(args), types);
     } catch (const Error& e) {
-      fail("{}: {}", graph.describe(n), e.what());
+      rethrow_with_context(e, graph.describe(n));
     }
     for (size_t i = 0; i < node.outputs.size(); ++i) env[node.outputs[i]] = std::move(results[i]);
     for (ValueId in : node.inputs)

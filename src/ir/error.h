@@ -12,15 +12,29 @@ namespace orch {
 /// (file, node, value); tools print it as one line.
 class Error : public std::runtime_error {
  public:
-  explicit Error(const std::string& message) : std::runtime_error(message) {}
+  enum class Kind { invalid, unsupported };
+  explicit Error(const std::string& message, Kind kind = Kind::invalid)
+      : std::runtime_error(message), kind_(kind) {}
+  Kind kind() const { return kind_; }
+
+ private:
+  Kind kind_;
 };
 
 /// An Error for a valid input that orch does not support (an op, a dtype, an attribute value).
 /// Conformance runs count these as skipped, other Errors as failed.
 class Unsupported : public Error {
  public:
-  using Error::Error;
+  explicit Unsupported(const std::string& message) : Error(message, Kind::unsupported) {}
 };
+
+/// Rethrows `e` with `context` in front ("context: message"), keeping its kind, so that an
+/// Unsupported stays Unsupported as it travels up through callers that add context.
+[[noreturn]] inline void rethrow_with_context(const Error& e, std::string_view context) {
+  std::string message = fmt::format("{}: {}", context, e.what());
+  if (e.kind() == Error::Kind::unsupported) throw Unsupported(message);
+  throw Error(message);
+}
 
 /// Throws Unsupported formatted with fmt.
 template <typename... Args>

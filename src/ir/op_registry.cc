@@ -79,20 +79,19 @@ std::vector<TensorType> infer_node(const Graph& graph, const std::string& op,
                                                                       : nullptr);
   }
   for (int slot : schema->constant_inputs)
-    check(slot >= n || inputs[slot] == kNoValue || in.values[slot] != nullptr,
-          "{}: input {} ('{}') must be a constant: orch needs static shapes, and its value "
-          "decides the output shape",
-          node_label, slot, graph.value(inputs[slot]).name);
+    if (slot < n && inputs[slot] != kNoValue)
+      check(in.values[slot] != nullptr,
+            "{}: input {} ('{}') must be a constant: orch needs static shapes, and its value "
+            "decides the output shape",
+            node_label, slot, graph.value(inputs[slot]).name);
   try {
     std::vector<TensorType> out = schema->infer(in);
     check(static_cast<int>(out.size()) == num_outputs, "shape rule gave {} outputs, node has {}",
           out.size(), num_outputs);
     for (const TensorType& t : out) num_elements(t.shape);
     return out;
-  } catch (const Unsupported& e) {
-    unsupported("{}: {}", node_label, e.what());
   } catch (const Error& e) {
-    fail("{}: {}", node_label, e.what());
+    rethrow_with_context(e, node_label);
   }
 }
 

@@ -23,10 +23,11 @@ class Parser {
     if (!try_consume(')')) {
       do {
         expect('%');
+        int input_line = line();
         std::string input = name();
         expect(':');
         TensorType type = tensor_type();
-        guarded([&] { graph.add_input(input, type); });
+        guarded(input_line, [&] { graph.add_input(input, type); });
       } while (try_consume(','));
       expect(')');
     }
@@ -51,12 +52,13 @@ class Parser {
   }
 
  private:
+  // Runs `f`, prefixing its errors with the line where the current statement starts.
   template <typename F>
-  void guarded(F&& f) {
+  void guarded(int statement_line, F&& f) {
     try {
       f();
     } catch (const Error& e) {
-      fail("line {}: {}", line(), e.what());
+      rethrow_with_context(e, fmt::format("line {}", statement_line));
     }
   }
 
@@ -297,14 +299,16 @@ class Parser {
 
   void constant(Graph& graph) {
     expect('%');
+    int statement_line = line();
     std::string n = name();
     expect('=');
     TensorType type = tensor_type();
     Tensor data = tensor_literal(type);
-    guarded([&] { graph.add_constant(n, std::move(data)); });
+    guarded(statement_line, [&] { graph.add_constant(n, std::move(data)); });
   }
 
   void node(Graph& graph) {
+    int statement_line = line();
     std::vector<std::string> names;
     std::vector<TensorType> types;
     do {
@@ -340,7 +344,7 @@ class Parser {
     }
     std::string node_name;
     if (try_consume('@')) node_name = name();
-    guarded([&] {
+    guarded(statement_line, [&] {
       auto inferred = infer_node(graph, op, inputs, attrs, static_cast<int>(names.size()),
                                  node_name.empty() ? op : fmt::format("{} '{}'", op, node_name));
       for (size_t i = 0; i < types.size(); ++i)

@@ -48,8 +48,12 @@ TEST(TextFormat, ErrorsNameTheLine) {
 }
 
 TEST(TextFormat, WrongWrittenTypeIsAnError) {
-  EXPECT_THROW(parse_graph("graph g(%x: f32[2]) {\n  %y: f32[3] = Relu(%x)\n  return %y\n}\n"),
-               Error);
+  try {
+    parse_graph("graph g(%x: f32[2]) {\n  %y: f32[3] = Relu(%x)\n  return %y\n}\n");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "line 2: '%y' is written f32[3] but Relu gives f32[2]");
+  }
 }
 
 TEST(StructuralHash, IgnoresNamesButNotConstants) {

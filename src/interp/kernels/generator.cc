@@ -1,10 +1,110 @@
 // Reference kernels of the generator ops.
+#include <algorithm>
+#include <cstring>
+
 #include "interp/kernels/families.h"
 
 namespace orch::interp {
+namespace {
+
+// Writes one element's bytes of `value` at flat index `i` of `out` (same dtype).
+void put(Tensor& out, int64_t i, const std::byte* value) {
+  size_t es = dtype_size(out.dtype());
+  std::memcpy(out.mutable_bytes() + i * es, value, es);
+}
+
+void shape(KernelArgs& args) {
+  const Shape& s = args.inputs[0].shape();
+  auto rank = static_cast<int64_t>(s.size());
+  int64_t start = attr_int(args.attrs, "start", 0);
+  if (start < 0) start = std::max<int64_t>(start + rank, 0);
+  Tensor& out = args.outputs[0];
+  for (int64_t i = 0; i < out.numel(); ++i) out.set_int(i, s[start + i]);
+}
+
+void size(KernelArgs& args) {
+  args.outputs[0].set_int(0, args.inputs[0].numel());
+}
+
+void constant_of_shape(KernelArgs& args) {
+  const Tensor* value = attr_tensor(args.attrs, "value");
+  if (!value) return;  // the default value is f32 0, and outputs start zero-filled
+  Tensor& out = args.outputs[0];
+  for (int64_t i = 0; i < out.numel(); ++i) put(out, i, value->bytes());
+}
+
+void range(KernelArgs& args) {
+  const Tensor& start = args.inputs[0];
+  const Tensor& delta = args.inputs[2];
+  Tensor& out = args.outputs[0];
+  // The shape rule already chose the element count; integers stay exact in int64.
+  for (int64_t i = 0; i < out.numel(); ++i) {
+    if (is_float(out.dtype()))
+      out.set(i, start.get(0) + static_cast<double>(i) * delta.get(0));
+    else
+      out.set_int(i, start.get_int(0) + i * delta.get_int(0));
+  }
+}
+
+void eye_like(KernelArgs& args) {
+  Tensor& out = args.outputs[0];
+  int64_t rows = out.shape()[0];
+  int64_t cols = out.shape()[1];
+  int64_t k = attr_int(args.attrs, "k", 0);
+  for (int64_t i = 0; i < rows; ++i)
+    if (i + k >= 0 && i + k < cols) out.set(i * cols + i + k, 1);
+}
+
+void one_hot(KernelArgs& args) {
+  const Tensor& indices = args.inputs[0];
+  const Tensor& values = args.inputs[2];
+  Tensor& out = args.outputs[0];
+  int64_t axis = attr_int(args.attrs, "axis", -1);
+  if (axis < 0) axis += out.rank();
+  int64_t depth = out.shape()[axis];
+  // Output index (outer, d, inner) is on when indices[outer, inner] == d.
+  int64_t inner = 1;
+  for (int d = static_cast<int>(axis) + 1; d < out.rank(); ++d) inner *= out.shape()[d];
+  size_t es = dtype_size(values.dtype());
+  const std::byte* off = values.bytes();
+  const std::byte* on = values.bytes() + es;
+  for (int64_t i = 0; i < out.numel(); ++i) put(out, i, off);
+  for (int64_t n = 0; n < indices.numel(); ++n) {
+    int64_t index = indices.get_int(n);
+    if (index < 0) index += depth;  // negative indices count from the end
+    if (index < 0 || index >= depth) continue;
+    int64_t outer = n / inner;
+    put(out, (outer * depth + index) * inner + n % inner, on);
+  }
+}
+
+void constant(KernelArgs& args) {
+  Tensor& out = args.outputs[0];
+  if (const Tensor* value = attr_tensor(args.attrs, "value")) {
+    std::memcpy(out.mutable_bytes(), value->bytes(), value->nbytes());
+  } else if (has_attr(args.attrs, "value_float")) {
+    out.set(0, attr_float(args.attrs, "value_float", 0));
+  } else if (has_attr(args.attrs, "value_int")) {
+    out.set_int(0, attr_int(args.attrs, "value_int", 0));
+  } else if (has_attr(args.attrs, "value_floats")) {
+    std::vector<float> v = attr_floats(args.attrs, "value_floats");
+    for (size_t i = 0; i < v.size(); ++i) out.set(static_cast<int64_t>(i), v[i]);
+  } else {
+    std::vector<int64_t> v = attr_ints(args.attrs, "value_ints");
+    for (size_t i = 0; i < v.size(); ++i) out.set_int(static_cast<int64_t>(i), v[i]);
+  }
+}
+
+}  // namespace
 
 void add_generator_kernels(KernelTable& table) {
-  (void)table;
+  table.insert(table.end(), {{"Shape", shape},
+                             {"Size", size},
+                             {"ConstantOfShape", constant_of_shape},
+                             {"Range", range},
+                             {"EyeLike", eye_like},
+                             {"OneHot", one_hot},
+                             {"Constant", constant}});
 }
 
 }  // namespace orch::interp

@@ -1,11 +1,154 @@
-// Shape rules of the generator ops.
+// Shape rules of the generator ops: outputs made from shapes, attributes or constant scalars.
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "ir/error.h"
 #include "ir/ops/families.h"
+#include "ir/ops/layout_params.h"
 #include "ir/ops/shape_util.h"
 
 namespace orch::ops {
+namespace {
+
+// ONNX TensorProto.DataType codes (EyeLike's `dtype`). The same map lives in elementwise.cc for
+// Cast; a shared helper in shape_util would serve both.
+DType dtype_from_onnx(int64_t code) {
+  static const std::map<int64_t, DType> kCodes = {
+      {1, DType::f32},  {2, DType::u8},   {3, DType::i8},      {4, DType::u16},  {5, DType::i16},
+      {6, DType::i32},  {7, DType::i64},  {9, DType::boolean}, {10, DType::f16}, {11, DType::f64},
+      {12, DType::u32}, {13, DType::u64}, {16, DType::bf16}};
+  auto it = kCodes.find(code);
+  if (it == kCodes.end()) unsupported("ONNX data type {} is not supported", code);
+  return it->second;
+}
+
+// A scalar (or one-element) input; `what` names it in errors.
+void require_scalar(const InferInput& in, size_t i, std::string_view what) {
+  check(num_elements(in.type(i).shape) == 1, "{} must be a scalar, got shape {}", what,
+        format_shape(in.type(i).shape));
+}
+
+std::vector<TensorType> shape(const InferInput& in) {
+  auto rank = static_cast<int64_t>(in.type(0).shape.size());
+  // Out-of-range start and end clamp to [0, rank].
+  auto clamp_axis = [rank](int64_t a) {
+    return std::min(std::max(a < 0 ? a + rank : a, int64_t{0}), rank);
+  };
+  int64_t start = clamp_axis(attr_int(in.attrs, "start", 0));
+  int64_t end = clamp_axis(attr_int(in.attrs, "end", rank));
+  return one(DType::i64, {std::max<int64_t>(end - start, 0)});
+}
+
+std::vector<TensorType> size(const InferInput& in) {
+  return one(DType::i64, {});
+}
+
+std::vector<TensorType> constant_of_shape(const InferInput& in) {
+  const Tensor& dims = in.value(0);
+  check(dims.dtype() == DType::i64, "the shape input must be i64, got {}",
+        dtype_name(dims.dtype()));
+  Shape out = int_list(dims, "the shape input");
+  for (int64_t d : out) check(d >= 0, "shape {} has a negative dim", format_shape(out));
+  const Tensor* value = attr_tensor(in.attrs, "value");
+  if (!value) return one(DType::f32, out);
+  check(value->numel() == 1, "value must hold one element, got shape {}",
+        format_shape(value->shape()));
+  return one(value->dtype(), out);
+}
+
+// Element count of Range: max(ceil((limit - start) / delta), 0), exact for integers.
+int64_t range_count(const Tensor& start, const Tensor& limit, const Tensor& delta) {
+  if (is_float(start.dtype())) {
+    check(delta.get(0) != 0, "delta is 0");
+    double n = std::ceil((limit.get(0) - start.get(0)) / delta.get(0));
+    check(std::isfinite(n), "range from {} to {} by {} is not finite", start.get(0), limit.get(0),
+          delta.get(0));
+    return n > 0 ? static_cast<int64_t>(n) : 0;
+  }
+  int64_t d = delta.get_int(0);
+  check(d != 0, "delta is 0");
+  int64_t span = 0;
+  check(!__builtin_sub_overflow(limit.get_int(0), start.get_int(0), &span),
+        "range from {} to {} overflows", start.get_int(0), limit.get_int(0));
+  if (d < 0) {
+    span = -span;
+    d = -d;
+  }
+  return span > 0 ? (span - 1) / d + 1 : 0;
+}
+
+std::vector<TensorType> range(const InferInput& in) {
+  require_same_dtype(in);
+  DType t = in.type(0).dtype;
+  check(t != DType::boolean, "inputs must be numeric, got bool");
+  require_scalar(in, 0, "start");
+  require_scalar(in, 1, "limit");
+  require_scalar(in, 2, "delta");
+  return one(t, {range_count(in.value(0), in.value(1), in.value(2))});
+}
+
+std::vector<TensorType> eye_like(const InferInput& in) {
+  require_rank(in, 0, 2);
+  DType t = has_attr(in.attrs, "dtype") ? dtype_from_onnx(attr_int(in.attrs, "dtype", 1))
+                                        : in.type(0).dtype;
+  return one(t, in.type(0).shape);
+}
+
+std::vector<TensorType> one_hot(const InferInput& in) {
+  const Shape& indices = in.type(0).shape;
+  check(in.type(0).dtype != DType::boolean, "indices must be numeric, got bool");
+  require_scalar(in, 1, "depth");
+  check(in.type(1).dtype != DType::boolean, "depth must be numeric, got bool");
+  // Float depths are truncated, as they are when indices are floats.
+  int64_t depth = in.value(1).get_int(0);
+  check(depth > 0, "depth must be positive, got {}", depth);
+  check(num_elements(in.type(2).shape) == 2 && in.type(2).shape.size() == 1,
+        "values must be [off, on], got shape {}", format_shape(in.type(2).shape));
+  auto rank = static_cast<int64_t>(indices.size());
+  int64_t axis = normalize_axis(attr_int(in.attrs, "axis", -1), rank + 1);
+  Shape out = indices;
+  out.insert(out.begin() + axis, depth);
+  return one(in.type(2).dtype, out);
+}
+
+std::vector<TensorType> constant(const InferInput& in) {
+  for (std::string_view name : {"sparse_value", "value_string", "value_strings"})
+    if (has_attr(in.attrs, name)) unsupported("attribute '{}' is not supported", name);
+  int given = 0;
+  for (std::string_view name : {"value", "value_float", "value_floats", "value_int", "value_ints"})
+    given += has_attr(in.attrs, name) ? 1 : 0;
+  check(given == 1, "exactly one value attribute must be given, got {}", given);
+  if (const Tensor* value = attr_tensor(in.attrs, "value"))
+    return one(value->dtype(), value->shape());
+  if (has_attr(in.attrs, "value_float")) return one(DType::f32, {});
+  if (has_attr(in.attrs, "value_int")) return one(DType::i64, {});
+  if (has_attr(in.attrs, "value_floats"))
+    return one(DType::f32, {static_cast<int64_t>(attr_floats(in.attrs, "value_floats").size())});
+  return one(DType::i64, {static_cast<int64_t>(attr_ints(in.attrs, "value_ints").size())});
+}
+
+}  // namespace
 
 void add_generator_ops(std::vector<OpSchema>& table) {
-  (void)table;
+  table.insert(table.end(),
+               {
+                   {.name = "Shape", .infer = shape},
+                   {.name = "Size", .infer = size},
+                   {.name = "ConstantOfShape", .infer = constant_of_shape, .constant_inputs = {0}},
+                   {.name = "Range",
+                    .min_inputs = 3,
+                    .max_inputs = 3,
+                    .infer = range,
+                    .constant_inputs = {0, 1, 2}},
+                   {.name = "EyeLike", .infer = eye_like},
+                   {.name = "OneHot",
+                    .min_inputs = 3,
+                    .max_inputs = 3,
+                    .infer = one_hot,
+                    .constant_inputs = {1}},
+                   {.name = "Constant", .min_inputs = 0, .max_inputs = 0, .infer = constant},
+               });
 }
 
 }  // namespace orch::ops

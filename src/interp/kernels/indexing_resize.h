@@ -1,0 +1,11 @@
+// Resize's reference kernel, part of the indexing family.
+#pragma once
+
+#include "interp/kernel.h"
+
+namespace orch::interp {
+
+/// Registers Resize (called from add_indexing_kernels).
+void add_indexing_resize_kernels(KernelTable& table);
+
+}  // namespace orch::interp

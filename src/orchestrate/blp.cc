@@ -1,0 +1,175 @@
+// The BLP in CBC (the only file that includes CBC headers).
+//
+// Columns: u_k (binary, cost c_k) per candidate column; with buffer variables also y_j
+// (binary, cost 0) per buffer that a graph output or some column needs.
+// Rows with buffer variables:
+//   y_j - Σ_{k writes j} u_k <= 0     (a buffer exists only if a chosen kernel writes it)
+//   u_k - y_j <= 0                    (for every external input j of column k)
+//   y_g >= 1                          (graph outputs, as a bound)
+// Rows without (the paper's form): Σ_{i writes j} u_i - u_k >= 0 per (k, j) and
+// Σ_{i writes g} u_i >= 1 per graph output. Both have the same LP relaxation; the first has
+// two nonzeros per dependency instead of one per writer.
+// Cycle cuts: Σ_{k in S} u_k - Σ_{i in W} u_i <= |S| - 1.
+#include <coin/CbcModel.hpp>
+#include <coin/CbcSolver.hpp>
+#include <coin/CoinPackedMatrix.hpp>
+#include <coin/OsiClpSolverInterface.hpp>
+
+#include <algorithm>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "ir/error.h"
+#include "orchestrate/columns.h"
+
+namespace orch::orchestrate_detail {
+namespace {
+
+// CbcMain0/CbcMain1 keep global state: one solve at a time.
+std::mutex cbc_mutex;
+
+struct Model {
+  std::vector<double> col_lower, col_upper, objective, row_lower, row_upper;
+  CoinPackedMatrix matrix{false, 0, 0};
+  std::vector<int> buffer_column;  // y_j's column, -1 when j has none
+};
+
+void add_row(Model& model, const std::vector<int>& index, const std::vector<double>& value,
+             double lower, double upper) {
+  model.matrix.appendRow(static_cast<int>(index.size()), index.data(), value.data());
+  model.row_lower.push_back(lower);
+  model.row_upper.push_back(upper);
+}
+
+Model build_model(const Columns& columns, const std::vector<CycleCut>& cuts,
+                  bool buffer_variables) {
+  const int m = columns.size();
+  const int n = columns.num_buffers;
+  const double inf = COIN_DBL_MAX;
+  Model model;
+  model.col_lower.assign(m, 0);
+  model.col_upper.assign(m, 1);
+  model.objective = columns.cost;
+  std::vector<std::vector<int>> writers(n);
+  std::vector<char> needed(n, 0), is_output(n, 0);
+  for (int k = 0; k < m; ++k) {
+    for (int j : columns.writes[k]) writers[j].push_back(k);
+    for (int j : columns.needs[k]) needed[j] = 1;
+  }
+  for (int g : columns.graph_outputs) is_output[g] = needed[g] = 1;
+  model.buffer_column.assign(n, -1);
+  if (buffer_variables) {
+    for (int j = 0; j < n; ++j) {
+      if (!needed[j]) continue;
+      model.buffer_column[j] = static_cast<int>(model.objective.size());
+      model.col_lower.push_back(is_output[j] ? 1 : 0);
+      model.col_upper.push_back(1);
+      model.objective.push_back(0);
+    }
+  }
+  model.matrix.setDimensions(0, static_cast<int>(model.objective.size()));
+  if (buffer_variables) {
+    for (int j = 0; j < n; ++j) {
+      if (!needed[j]) continue;
+      std::vector<int> index{model.buffer_column[j]};
+      std::vector<double> value{1};
+      for (int k : writers[j]) {
+        index.push_back(k);
+        value.push_back(-1);
+      }
+      add_row(model, index, value, -inf, 0);
+    }
+    for (int k = 0; k < m; ++k) {
+      for (int j : columns.needs[k]) add_row(model, {k, model.buffer_column[j]}, {1, -1}, -inf, 0);
+    }
+  } else {
+    for (int g : columns.graph_outputs) {
+      add_row(model, writers[g], std::vector<double>(writers[g].size(), 1), 1, inf);
+    }
+    for (int k = 0; k < m; ++k) {
+      for (int j : columns.needs[k]) {
+        std::vector<int> index = writers[j];
+        std::vector<double> value(index.size(), 1);
+        index.push_back(k);
+        value.push_back(-1);
+        add_row(model, index, value, 0, inf);
+      }
+    }
+  }
+  for (const CycleCut& cut : cuts) {
+    std::vector<int> index = cut.members;
+    std::vector<double> value(index.size(), 1);
+    for (int w : cut.outside_writers) {
+      index.push_back(w);
+      value.push_back(-1);
+    }
+    add_row(model, index, value, -inf, static_cast<double>(cut.members.size()) - 1);
+  }
+  return model;
+}
+
+// Column values of an executable set of columns: u from the set, y_j = 1 where written.
+std::vector<double> start_values(const Columns& columns, const Model& model,
+                                 const std::vector<int>& chosen) {
+  std::vector<double> values(model.objective.size(), 0);
+  for (int k : chosen) {
+    values[k] = 1;
+    for (int j : columns.writes[k]) {
+      if (model.buffer_column[j] >= 0) values[model.buffer_column[j]] = 1;
+    }
+  }
+  return values;
+}
+
+}  // namespace
+
+BlpResult solve_blp(const Columns& columns, const std::vector<CycleCut>& cuts,
+                    const std::vector<int>& warm, double time_limit_s, bool buffer_variables,
+                    BlpSize& size) {
+  Model model = build_model(columns, cuts, buffer_variables);
+  size.columns = static_cast<int>(model.objective.size());
+  size.rows = static_cast<int>(model.row_lower.size());
+
+  OsiClpSolverInterface solver;
+  solver.messageHandler()->setLogLevel(0);
+  solver.loadProblem(model.matrix, model.col_lower.data(), model.col_upper.data(),
+                     model.objective.data(), model.row_lower.data(), model.row_upper.data());
+  for (int c = 0; c < size.columns; ++c) solver.setInteger(c);
+
+  std::lock_guard<std::mutex> lock(cbc_mutex);
+  CbcModel cbc(solver);
+  cbc.messageHandler()->setLogLevel(0);
+  CbcSolverUsefulData data;
+  CbcMain0(cbc, data);
+  data.noPrinting_ = true;
+  data.useSignalHandler_ = false;
+  cbc.setLogLevel(0);
+  if (!warm.empty()) {
+    std::vector<double> start = start_values(columns, model, warm);
+    cbc.setBestSolution(start.data(), size.columns, total_cost(columns, warm), true);
+  }
+  std::string seconds = fmt::format("{:.3f}", std::max(time_limit_s, 0.001));
+  // Elapsed time: the limit is the caller's wall-clock budget, not this thread's CPU time.
+  const char* dbg = getenv("ORCH_CBC_LOG");  // TEMP
+  if (dbg) { cbc.setLogLevel(atoi(dbg)); cbc.messageHandler()->setLogLevel(atoi(dbg)); data.noPrinting_ = false; }
+  if (getenv("ORCH_CBC_MPS")) solver.writeMps(getenv("ORCH_CBC_MPS"));
+  const char* argv[] = {"orch", "-log",          dbg ? dbg : "0",      "-timeMode", "elapsed",
+                        "-sec", seconds.c_str(), "-solve", "-quit"};
+  CbcMain1(9, argv, cbc, [](CbcModel*, int) { return 0; }, data);
+
+  BlpResult result;
+  result.infeasible = cbc.isProvenInfeasible();
+  result.optimal = cbc.isProvenOptimal() && cbc.bestSolution() != nullptr;
+  result.bound = cbc.getBestPossibleObjValue();
+  check(cbc.status() != 2, "orchestrate: CBC abandoned the solve (numerical difficulties)");
+  if (const double* best = cbc.bestSolution()) {
+    result.has_solution = true;
+    for (int k = 0; k < columns.size(); ++k) {
+      if (best[k] > 0.5) result.chosen.push_back(k);
+    }
+  }
+  return result;
+}
+
+}  // namespace orch::orchestrate_detail

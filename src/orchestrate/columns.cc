@@ -1,0 +1,205 @@
+// From candidates to BLP columns: leave out what can never be in an optimal plan.
+//
+// Each removal keeps at least one optimal plan:
+//   - unmeasured candidates (infinite cost) are not kernels anyone can run;
+//   - a candidate that needs a buffer no runnable candidate writes can never run;
+//   - an output no graph output and no runnable candidate reads is never needed, and a
+//     candidate left with no needed output only adds cost;
+//   - candidate A is dominated by B when B costs no more, needs a subset of A's inputs and
+//     writes a superset of A's outputs: B can run wherever A ran and serves every reader of A.
+//     Ties are broken by index, so of identical candidates the first one stays.
+// Removing candidates changes which outputs are needed, so the last two steps repeat to a
+// fixed point.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "ir/error.h"
+#include "orchestrate/columns.h"
+
+namespace orch::orchestrate_detail {
+namespace {
+
+// Candidates under consideration, indexed like problem.candidates.
+struct Work {
+  std::vector<char> active;
+  std::vector<std::vector<int>> needs, writes;
+  std::vector<double> cost;
+};
+
+std::string describe(const OrchestrationProblem& problem, int index) {
+  const std::string& label = problem.candidates[index].label;
+  return label.empty() ? fmt::format("candidate {}", index)
+                       : fmt::format("candidate {} ({})", index, label);
+}
+
+// Buffers some sequence of active candidates can write, and which candidates can run.
+std::vector<char> forward_closure(const Work& work, int num_buffers, std::vector<char>& runnable) {
+  const int m = static_cast<int>(work.active.size());
+  std::vector<std::vector<int>> readers(num_buffers);
+  std::vector<int> missing(m, 0), ready;
+  for (int k = 0; k < m; ++k) {
+    if (!work.active[k]) continue;
+    missing[k] = static_cast<int>(work.needs[k].size());
+    for (int j : work.needs[k]) readers[j].push_back(k);
+    if (missing[k] == 0) ready.push_back(k);
+  }
+  std::vector<char> writable(num_buffers, 0);
+  runnable.assign(m, 0);
+  for (size_t i = 0; i < ready.size(); ++i) {
+    int k = ready[i];
+    runnable[k] = 1;
+    for (int j : work.writes[k]) {
+      if (writable[j]) continue;
+      writable[j] = 1;
+      for (int r : readers[j]) {
+        if (--missing[r] == 0) ready.push_back(r);
+      }
+    }
+  }
+  return writable;
+}
+
+[[noreturn]] void fail_infeasible(const OrchestrationProblem& problem, const Work& work,
+                                  const std::vector<char>& writable, int output) {
+  std::vector<int> writers;
+  for (int k = 0; k < static_cast<int>(work.active.size()); ++k) {
+    if (work.active[k] && std::binary_search(work.writes[k].begin(), work.writes[k].end(), output))
+      writers.push_back(k);
+  }
+  if (writers.empty()) {
+    fail("orchestrate: infeasible: no measured candidate writes graph output primitive {}",
+         output);
+  }
+  const std::vector<int>& needs = work.needs[writers.front()];
+  int missing = *std::find_if(needs.begin(), needs.end(), [&](int j) { return !writable[j]; });
+  fail(
+      "orchestrate: infeasible: graph output primitive {} cannot be computed: each of its {} "
+      "measured writers needs an input no plan computes ({} needs primitive {})",
+      output, writers.size(), describe(problem, writers.front()), missing);
+}
+
+// Restricts writes to buffers someone reads; drops candidates left writing nothing.
+bool trim_unneeded(Work& work, const std::vector<int>& graph_outputs, int num_buffers,
+                   int& removed) {
+  std::vector<char> needed(num_buffers, 0);
+  for (int g : graph_outputs) needed[g] = 1;
+  for (size_t k = 0; k < work.active.size(); ++k) {
+    if (!work.active[k]) continue;
+    for (int j : work.needs[k]) needed[j] = 1;
+  }
+  bool changed = false;
+  for (size_t k = 0; k < work.active.size(); ++k) {
+    if (!work.active[k]) continue;
+    std::vector<int>& writes = work.writes[k];
+    size_t before = writes.size();
+    writes.erase(std::remove_if(writes.begin(), writes.end(), [&](int j) { return !needed[j]; }),
+                 writes.end());
+    changed |= writes.size() != before;
+    if (writes.empty()) {
+      work.active[k] = 0;
+      ++removed;
+    }
+  }
+  return changed;
+}
+
+bool dominates(const Work& work, int b, int a) {
+  if (work.cost[b] > work.cost[a]) return false;
+  if (!std::includes(work.writes[b].begin(), work.writes[b].end(), work.writes[a].begin(),
+                     work.writes[a].end()))
+    return false;
+  if (!std::includes(work.needs[a].begin(), work.needs[a].end(), work.needs[b].begin(),
+                     work.needs[b].end()))
+    return false;
+  bool strictly = work.cost[b] < work.cost[a] || work.writes[b].size() > work.writes[a].size() ||
+                  work.needs[b].size() < work.needs[a].size();
+  return strictly || b < a;
+}
+
+// Domination is a strict partial order, so every removed candidate keeps an undominated one
+// that dominates it: removing all dominated candidates at once is safe.
+bool prune_dominated(Work& work, int num_buffers, int& removed) {
+  const int m = static_cast<int>(work.active.size());
+  std::vector<std::vector<int>> writers(num_buffers);
+  for (int k = 0; k < m; ++k) {
+    if (!work.active[k]) continue;
+    for (int j : work.writes[k]) writers[j].push_back(k);
+  }
+  std::vector<int> dominated;
+  for (int a = 0; a < m; ++a) {
+    if (!work.active[a]) continue;
+    // A dominator writes all of a's outputs: look only among the writers of the rarest one.
+    int rarest = *std::min_element(
+        work.writes[a].begin(), work.writes[a].end(),
+        [&](int x, int y) { return writers[x].size() < writers[y].size(); });
+    for (int b : writers[rarest]) {
+      if (b != a && dominates(work, b, a)) {
+        dominated.push_back(a);
+        break;
+      }
+    }
+  }
+  for (int a : dominated) work.active[a] = 0;
+  removed += static_cast<int>(dominated.size());
+  return !dominated.empty();
+}
+
+}  // namespace
+
+Columns build_columns(const OrchestrationProblem& problem, bool prune_dominated_candidates,
+                      OrchestrateStats& stats) {
+  const int m = static_cast<int>(problem.candidates.size());
+  const int n = problem.num_primitives;
+  Work work{std::vector<char>(m, 0), std::vector<std::vector<int>>(m),
+            std::vector<std::vector<int>>(m), std::vector<double>(m, 0)};
+  stats.candidates = m;
+  for (int k = 0; k < m; ++k) {
+    const Candidate& c = problem.candidates[k];
+    if (std::isinf(c.cost_us)) {
+      ++stats.unmeasured;
+      continue;
+    }
+    work.active[k] = 1;
+    work.needs[k] = external_inputs(problem, c);
+    work.writes[k] = c.outputs;
+    work.cost[k] = c.cost_us;
+  }
+  std::vector<int> graph_outputs = problem.graph_outputs;
+  std::sort(graph_outputs.begin(), graph_outputs.end());
+  graph_outputs.erase(std::unique(graph_outputs.begin(), graph_outputs.end()),
+                      graph_outputs.end());
+
+  std::vector<char> runnable;
+  std::vector<char> writable = forward_closure(work, n, runnable);
+  for (int g : graph_outputs) {
+    if (!writable[g]) fail_infeasible(problem, work, writable, g);
+  }
+  for (int k = 0; k < m; ++k) {
+    if (work.active[k] && !runnable[k]) {
+      work.active[k] = 0;
+      ++stats.unusable;
+    }
+  }
+  while (true) {
+    bool changed = trim_unneeded(work, graph_outputs, n, stats.unusable);
+    if (prune_dominated_candidates) changed |= prune_dominated(work, n, stats.dominated);
+    if (!changed) break;
+  }
+
+  Columns columns;
+  columns.num_buffers = n;
+  columns.graph_outputs = graph_outputs;
+  for (int k = 0; k < m; ++k) {
+    if (!work.active[k]) continue;
+    columns.candidate.push_back(k);
+    columns.cost.push_back(work.cost[k]);
+    columns.needs.push_back(std::move(work.needs[k]));
+    columns.writes.push_back(std::move(work.writes[k]));
+  }
+  stats.columns = columns.size();
+  return columns;
+}
+
+}  // namespace orch::orchestrate_detail

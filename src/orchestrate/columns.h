@@ -1,0 +1,89 @@
+// Internals of orchestrate(): the problem reduced to BLP columns, the greedy plan, replay and
+// cycle cuts, the CBC solve and plan extraction. Not part of the public API.
+#pragma once
+
+#include <vector>
+
+#include "orchestrate/orchestrate.h"
+
+namespace orch::orchestrate_detail {
+
+/// The candidates that can matter, as columns over buffers (a buffer is named by the primitive
+/// whose value it holds).
+struct Columns {
+  int num_buffers = 0;
+  std::vector<int> candidate;             // column -> index into problem.candidates
+  std::vector<double> cost;               // column cost (us)
+  std::vector<std::vector<int>> needs;    // sorted external inputs of each column
+  std::vector<std::vector<int>> writes;   // sorted outputs that someone may read
+  std::vector<int> graph_outputs;         // sorted, unique
+  int size() const { return static_cast<int>(candidate.size()); }
+};
+
+/// Throws Error naming the first defect: graph not a DAG, ids out of range, a candidate that
+/// is unsorted, not convex, writes a primitive no one outside reads, or has a NaN or negative
+/// cost.
+void validate_problem(const OrchestrationProblem& problem);
+
+/// Builds the columns: leaves out unmeasured candidates, those that can never run or write
+/// nothing needed, and (if asked) dominated ones; fills the counts in `stats`. Throws Error
+/// when no choice of candidates computes every graph output. Expects a validated problem.
+Columns build_columns(const OrchestrationProblem& problem, bool prune_dominated,
+                      OrchestrateStats& stats);
+
+/// The result of running a set of columns in dependency order.
+struct Replay {
+  std::vector<int> order;         // columns that could run, in a valid order
+  std::vector<int> stuck;         // chosen columns whose inputs never became available
+  std::vector<char> written;      // per buffer, after the run
+  bool complete(const Columns& columns) const;  // nothing stuck and all graph outputs written
+};
+
+/// Runs the chosen columns, each as soon as its needs are written.
+Replay replay(const Columns& columns, const std::vector<int>& chosen);
+
+/// An executable, redundancy-free plan built greedily (cheapest way to compute each buffer,
+/// Knuth's generalization of Dijkstra to hypergraphs). Expects a feasible problem.
+std::vector<int> greedy_plan(const Columns& columns);
+
+/// A valid inequality cutting off a cycle: Σ_{k in members} u_k - Σ_{i in outside_writers}
+/// u_i <= |members| - 1 ("all members only if someone outside writes a missing input").
+struct CycleCut {
+  std::vector<int> members;
+  std::vector<int> outside_writers;
+};
+
+/// Cuts violated by a chosen set whose replay got stuck: one per cycle of stuck columns that
+/// wait only on each other.
+std::vector<CycleCut> cycle_cuts(const Columns& columns, const Replay& stuck_replay);
+
+/// Total cost of a set of columns.
+double total_cost(const Columns& columns, const std::vector<int>& chosen);
+
+/// What one CBC run returned.
+struct BlpResult {
+  bool has_solution = false;
+  bool optimal = false;     // proven optimal
+  bool infeasible = false;  // proven infeasible
+  std::vector<int> chosen;  // columns with u = 1
+  double bound = 0;         // best lower bound
+};
+
+/// Model size, for the stats.
+struct BlpSize {
+  int columns = 0;
+  int rows = 0;
+};
+
+/// Solves the BLP over `columns` plus `cuts` with CBC, starting from `warm` (may be empty).
+BlpResult solve_blp(const Columns& columns, const std::vector<CycleCut>& cuts,
+                    const std::vector<int>& warm, double time_limit_s, bool buffer_variables,
+                    BlpSize& size);
+
+/// Orders the chosen columns into a plan: kernels in dependency order, unused outputs
+/// dropped, kernels left with nothing to write removed, buffer lifetimes. Sets kernels,
+/// buffers and objective_us.
+Plan extract_plan(const OrchestrationProblem& problem, const Columns& columns,
+                  const std::vector<int>& chosen);
+
+}  // namespace orch::orchestrate_detail

@@ -1,0 +1,95 @@
+// orchestrate(): validate, reduce to columns, greedy warm start, solve with cycle cuts, extract.
+#include "orchestrate/orchestrate.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+#include "ir/error.h"
+#include "orchestrate/columns.h"
+
+namespace orch {
+
+using namespace orchestrate_detail;
+
+Plan orchestrate(const OrchestrationProblem& problem, const OrchestrateOptions& options) {
+  check(options.time_limit_s > 0, "orchestrate: the time limit must be positive, got {} s",
+        options.time_limit_s);
+  validate_problem(problem);
+  OrchestrateStats stats;
+  Columns columns = build_columns(problem, options.prune_dominated, stats);
+
+  // The greedy plan is always executable: it is the answer if the solver finds nothing better.
+  std::vector<int> best = greedy_plan(columns);
+  double best_cost = total_cost(columns, best);
+  stats.greedy_us = best_cost;
+
+  auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  std::vector<CycleCut> cuts;
+  double bound = 0;  // costs are nonnegative
+  bool optimal = false;
+  std::string note;
+  while (true) {
+    double left = options.time_limit_s - elapsed();
+    if (left <= 0) {
+      note = "time limit reached while cutting off cyclic solutions";
+      break;
+    }
+    BlpSize size;
+    BlpResult result = solve_blp(columns, cuts, options.warm_start ? best : std::vector<int>{},
+                                 left, options.buffer_variables, size);
+    ++stats.rounds;
+    stats.rows = size.rows;
+    check(!result.infeasible,
+          "orchestrate: internal error: CBC found the BLP infeasible, but the greedy plan is "
+          "feasible");
+    bound = std::max(bound, result.bound);
+    if (!result.has_solution) {
+      note = "time limit reached before CBC found a plan; the plan is the greedy one";
+      break;
+    }
+    Replay run = replay(columns, result.chosen);
+    if (run.stuck.empty()) {
+      double cost = total_cost(columns, result.chosen);
+      if (cost < best_cost) {
+        best = result.chosen;
+        best_cost = cost;
+      }
+      optimal = result.optimal;
+      if (!optimal) note = "time limit reached: the plan is the best one found";
+      break;
+    }
+    // The solution needs kernels that wait on each other: cut the cycles off and solve again.
+    std::vector<CycleCut> more = cycle_cuts(columns, run);
+    stats.cycle_cuts += static_cast<int>(more.size());
+    cuts.insert(cuts.end(), more.begin(), more.end());
+    if (!result.optimal) {
+      note = "time limit reached while cutting off cyclic solutions";
+      break;
+    }
+  }
+  stats.solve_seconds = elapsed();
+
+  Plan plan = extract_plan(problem, columns, best);
+  plan.stats = stats;
+  if (optimal) {
+    plan.status = SolveStatus::Optimal;
+    plan.lower_bound_us = plan.objective_us;
+  } else {
+    plan.status = SolveStatus::TimeLimit;
+    plan.lower_bound_us = std::min(bound, plan.objective_us);
+    plan.gap = plan.objective_us > 0
+                   ? (plan.objective_us - plan.lower_bound_us) / plan.objective_us
+                   : 0;
+    plan.note = fmt::format("{} (limit {} s, lower bound {:.2f} us, gap {:.1f}%)", note,
+                            options.time_limit_s, plan.lower_bound_us, 100 * plan.gap);
+  }
+  return plan;
+}
+
+}  // namespace orch

@@ -1,0 +1,87 @@
+// The BLP against brute force on random small problems.
+#include "brute_force.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "ir/error.h"
+#include "orchestrate/orchestrate.h"
+#include "orchestrate/synthetic.h"
+
+namespace orch {
+namespace {
+
+constexpr int kInstances = 240;
+
+SyntheticSpec small_spec(int seed) {
+  SyntheticSpec spec;
+  spec.layers = 2 + seed % 3;
+  spec.min_width = 1;
+  spec.max_width = seed % 2 ? 3 : 2;
+  spec.edge_probability = 0.6;
+  spec.skip_probability = 0.3;
+  spec.max_kernel_size = 4;
+  spec.max_candidates = 8;
+  spec.keep_singletons = seed % 4 != 0;  // without them some problems are infeasible
+  spec.random_output_sets = true;
+  spec.modeled_costs = seed % 2 == 0;
+  return spec;
+}
+
+struct Tally {
+  int feasible = 0, infeasible = 0, with_cycle_cuts = 0, recomputing = 0;
+};
+
+// Solves one problem with the given options and compares with the brute-force optimum.
+void compare(const OrchestrationProblem& problem, const OrchestrateOptions& options,
+             const std::optional<double>& expected, const std::string& name, Tally* tally) {
+  if (!expected) {
+    try {
+      orchestrate(problem, options);
+      ADD_FAILURE() << name << ": brute force finds no plan, orchestrate returned one";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("infeasible"), std::string::npos) << e.what();
+    }
+    if (tally) ++tally->infeasible;
+    return;
+  }
+  Plan plan = orchestrate(problem, options);
+  EXPECT_EQ(plan.status, SolveStatus::Optimal) << name;
+  EXPECT_NEAR(plan.objective_us, *expected, 1e-6 * std::max(1.0, *expected)) << name;
+  EXPECT_EQ(check_plan(problem, plan), "") << name << "\n" << format_plan(problem, plan);
+  if (!tally) return;
+  ++tally->feasible;
+  tally->with_cycle_cuts += plan.stats.cycle_cuts > 0;
+  std::vector<int> computed(problem.num_primitives, 0);
+  for (const PlanKernel& k : plan.kernels) {
+    for (int p : problem.candidates[k.candidate].primitives) ++computed[p];
+  }
+  tally->recomputing += *std::max_element(computed.begin(), computed.end()) > 1;
+}
+
+TEST(BruteForce, BlpOptimumEqualsBruteForceOnRandomProblems) {
+  Tally tally;
+  for (int seed = 0; seed < kInstances; ++seed) {
+    OrchestrationProblem problem = synthetic_problem(small_spec(seed), seed).problem;
+    ASSERT_LE(problem.candidates.size(), 16u);
+    std::optional<double> expected = testing::brute_force_optimum(problem);
+    std::string name = "seed " + std::to_string(seed);
+    compare(problem, {}, expected, name, &tally);
+    OrchestrateOptions plain;  // the paper's rows, no pruning, no warm start
+    plain.prune_dominated = false;
+    plain.warm_start = false;
+    plain.buffer_variables = false;
+    compare(problem, plain, expected, name + " (plain formulation)", nullptr);
+  }
+  // The comparison must cover feasible problems, infeasible ones, recomputation and cycles.
+  EXPECT_GE(tally.feasible, 200);
+  EXPECT_GT(tally.infeasible, 0);
+  EXPECT_GT(tally.recomputing, 0);
+  EXPECT_GT(tally.with_cycle_cuts, 0);
+  std::printf("%d feasible (%d recompute a primitive, %d needed cycle cuts), %d infeasible\n",
+              tally.feasible, tally.recomputing, tally.with_cycle_cuts, tally.infeasible);
+}
+
+}  // namespace
+}  // namespace orch

@@ -1,0 +1,149 @@
+// The `orch` command as a user meets it: exit codes, messages, files written.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "ir/npy.h"
+
+namespace orch {
+namespace {
+namespace fs = std::filesystem;
+
+struct Outcome {
+  int exit_code;
+  std::string output;  // stdout and stderr together
+};
+
+Outcome orch_cli(const std::string& args) {
+  std::string command = std::string(ORCH_BINARY) + " " + args + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  std::string output;
+  std::array<char, 4096> buffer;
+  while (size_t n = fread(buffer.data(), 1, buffer.size(), pipe)) output.append(buffer.data(), n);
+  int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+const std::string kMlp = std::string(ORCH_SOURCE_DIR) + "/examples/tiny_mlp.orch.txt";
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("orch_cli_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  void write(const std::string& name, const std::string& text) const {
+    std::ofstream(path(name), std::ios::binary) << text;
+  }
+  fs::path dir_;
+};
+
+TEST_F(Cli, HelpListsEverySubcommand) {
+  Outcome r = orch_cli("--help");
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* sub : {"info", "convert", "run", "conformance"})
+    EXPECT_NE(r.output.find(sub), std::string::npos) << sub;
+}
+
+TEST_F(Cli, BadFlagIsRejected) {
+  Outcome r = orch_cli("info --no-such-flag " + kMlp);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("--no-such-flag"), std::string::npos) << r.output;
+}
+
+TEST_F(Cli, InfoDescribesTheModel) {
+  Outcome r = orch_cli("info " + kMlp);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("x: f32[4,16]"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("probs: f32[4,8]"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("MatMul"), std::string::npos) << r.output;
+  // 16*32 + 32 + 32*8 + 8 weights.
+  EXPECT_NE(r.output.find("parameters: 808"), std::string::npos) << r.output;
+}
+
+TEST_F(Cli, RunWritesSoftmaxRows) {
+  Outcome r = orch_cli("run " + kMlp + " --random-inputs --seed 3 --out " + path("out"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  Tensor probs = read_npy_file(path("out/probs.npy"));
+  ASSERT_EQ(probs.shape(), (Shape{4, 8}));
+  for (int row = 0; row < 4; ++row) {
+    double sum = 0;
+    for (int j = 0; j < 8; ++j) sum += probs.get(row * 8 + j);
+    EXPECT_NEAR(sum, 1.0, 1e-5);
+  }
+}
+
+TEST_F(Cli, RunReadsNpyInputs) {
+  Tensor x(DType::f32, {4, 16});
+  write_npy_file(x, path("x.npy"));
+  Outcome r = orch_cli("run " + kMlp + " --input x=" + path("x.npy") + " --out " + path("out"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(fs::exists(path("out/probs.npy")));
+}
+
+TEST_F(Cli, MissingInputIsNamed) {
+  Outcome r = orch_cli("run " + kMlp + " --out " + path("out"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("missing input 'x'"), std::string::npos) << r.output;
+}
+
+TEST_F(Cli, WrongInputShapeIsNamed) {
+  write_npy_file(Tensor(DType::f32, {2, 16}), path("x.npy"));
+  Outcome r = orch_cli("run " + kMlp + " --input x=" + path("x.npy") + " --out " + path("out"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("input 'x' is f32[2,16], the model expects f32[4,16]"),
+            std::string::npos)
+      << r.output;
+}
+
+TEST_F(Cli, WrongInputDtypeIsNamed) {
+  write_npy_file(Tensor(DType::i64, {4, 16}), path("x.npy"));
+  Outcome r = orch_cli("run " + kMlp + " --input x=" + path("x.npy") + " --out " + path("out"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("input 'x' is i64[4,16]"), std::string::npos) << r.output;
+}
+
+TEST_F(Cli, UnreadableNpyIsNamed) {
+  write("x.npy", "garbage");
+  Outcome r = orch_cli("run " + kMlp + " --input x=" + path("x.npy") + " --out " + path("out"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("input 'x': '" + path("x.npy") + "' is not a .npy file"),
+            std::string::npos)
+      << r.output;
+}
+
+TEST_F(Cli, MissingModelFileIsNamed) {
+  Outcome r = orch_cli("info " + path("absent.onnx"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find(path("absent.onnx")), std::string::npos) << r.output;
+}
+
+TEST_F(Cli, UnknownExtensionIsRejected) {
+  write("model.bin", "x");
+  Outcome r = orch_cli("info " + path("model.bin"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("unknown model format"), std::string::npos) << r.output;
+}
+
+TEST_F(Cli, ConvertRoundTripsThroughOnnx) {
+  ASSERT_EQ(orch_cli("convert " + kMlp + " " + path("m.onnx")).exit_code, 0);
+  Outcome back = orch_cli("convert " + path("m.onnx") + " " + path("m.orch.txt"));
+  ASSERT_EQ(back.exit_code, 0) << back.output;
+  Outcome a = orch_cli("info " + kMlp);
+  Outcome b = orch_cli("info " + path("m.orch.txt"));
+  // Same model apart from the file name on the first line.
+  EXPECT_EQ(a.output.substr(a.output.find('\n')), b.output.substr(b.output.find('\n')));
+}
+
+}  // namespace
+}  // namespace orch

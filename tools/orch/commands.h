@@ -1,0 +1,23 @@
+// Each subcommand of `orch` registers itself on the app; its callback does the work.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+#include "frontend/onnx_import.h"
+
+namespace orch::tool {
+
+void add_info_command(CLI::App& app);
+void add_convert_command(CLI::App& app);
+void add_run_command(CLI::App& app);
+void add_conformance_command(CLI::App& app);
+
+/// Adds `--shape NAME=DIMS` (repeatable) bound to `shapes`.
+void add_shape_option(CLI::App& command, std::vector<std::string>& shapes);
+/// Import options from the `--shape` texts.
+frontend::ImportOptions import_options(const std::vector<std::string>& shapes);
+
+}  // namespace orch::tool

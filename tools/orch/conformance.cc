@@ -1,0 +1,75 @@
+// `orch conformance DIR`: ONNX backend tests through import + the reference interpreter.
+#include <fmt/format.h>
+
+#include <map>
+
+#include "commands.h"
+#include "driver/conformance.h"
+
+namespace orch::tool {
+namespace {
+
+struct ConformanceArgs {
+  std::string dir;
+  std::string filter;
+  bool verbose = false;
+};
+
+struct OpTally {
+  int passed = 0, failed = 0, skipped = 0;
+};
+
+void run_conformance_command(const ConformanceArgs& args) {
+  driver::ConformanceOptions options;
+  options.filter = args.filter;
+  auto print_case = [&](const driver::CaseResult& r) {
+    if (r.status == driver::CaseStatus::failed)
+      fmt::print("FAIL {}: {}\n", r.name, r.reason);
+    else if (r.status == driver::CaseStatus::skipped)
+      fmt::print("SKIP {}: {}\n", r.name, r.reason);
+    else if (args.verbose)
+      fmt::print("PASS {}\n", r.name);
+    std::fflush(stdout);
+  };
+  auto results = driver::run_conformance(args.dir, options, print_case);
+
+  std::map<std::string, OpTally> per_op;
+  int passed = 0, failed = 0, skipped = 0;
+  for (const auto& r : results) {
+    int& total = r.status == driver::CaseStatus::passed   ? passed
+                 : r.status == driver::CaseStatus::failed ? failed
+                                                          : skipped;
+    ++total;
+    for (const std::string& op : r.ops) {
+      OpTally& t = per_op[op];
+      ++(r.status == driver::CaseStatus::passed   ? t.passed
+         : r.status == driver::CaseStatus::failed ? t.failed
+                                                  : t.skipped);
+    }
+  }
+  fmt::print("\n{:<28} {:>7} {:>7} {:>8}\n", "op", "passed", "failed", "skipped");
+  for (const auto& [op, t] : per_op)
+    fmt::print("{:<28} {:>7} {:>7} {:>8}\n", op, t.passed, t.failed, t.skipped);
+  fmt::print("conformance: {} passed, {} failed, {} skipped\n", passed, failed, skipped);
+  if (failed > 0) throw CLI::RuntimeError(1);
+}
+
+}  // namespace
+
+void add_conformance_command(CLI::App& app) {
+  auto args = std::make_shared<ConformanceArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "conformance",
+      "Run every ONNX backend test folder under DIR (model.onnx + test_data_set_*) with the "
+      "reference interpreter and compare with the shipped outputs (rtol 1e-3, atol 1e-7). Tests "
+      "using unsupported ops or features are skipped with the reason. Exits non-zero on any "
+      "failure; the last line is 'conformance: N passed, M failed, K skipped'");
+  cmd->add_option("DIR", args->dir, "Folder of test folders, e.g. "
+                                    "/usr/share/libonnx-testdata/data/node")
+      ->required();
+  cmd->add_option("--filter", args->filter, "Only tests whose folder name contains this text");
+  cmd->add_flag("--verbose", args->verbose, "Also list passing tests");
+  cmd->callback([args] { run_conformance_command(*args); });
+}
+
+}  // namespace orch::tool
