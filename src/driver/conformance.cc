@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "frontend/model_ops.h"
 #include "frontend/onnx_import.h"
@@ -25,6 +26,41 @@ std::vector<Tensor> read_numbered(const fs::path& dir, const std::string& prefix
     tensors.push_back(frontend::read_tensor_pb_file(file.string()));
   }
   return tensors;
+}
+
+// Tests whose shipped expectations orch deliberately does not follow, with the reason. They are
+// reported as skipped, never hidden.
+struct KnownDifference {
+  std::string_view test;
+  std::string_view reason;
+};
+
+constexpr KnownDifference kKnownDifferences[] = {
+    {"test_cast_FLOAT_to_BFLOAT16",
+     "expected outputs were made by truncating to bfloat16 (onnx 1.12); ONNX now specifies, and "
+     "ONNX Runtime does, round to nearest even, as orch does"},
+    {"test_castlike_FLOAT_to_BFLOAT16",
+     "expected outputs were made by truncating to bfloat16 (onnx 1.12); orch rounds to nearest "
+     "even"},
+    {"test_castlike_FLOAT_to_BFLOAT16_expanded",
+     "expected outputs were made by truncating to bfloat16 (onnx 1.12); orch rounds to nearest "
+     "even"},
+};
+
+// Some shipped tests feed inputs whose shapes contradict the model's declared static shape;
+// no implementation that checks input shapes can run them.
+void check_declared_shapes(const std::vector<frontend::DeclaredInput>& declared,
+                           const std::vector<Tensor>& inputs) {
+  for (size_t i = 0; i < declared.size(); ++i) {
+    const auto& dims = declared[i].dims;
+    bool contradicts = dims.size() != inputs[i].shape().size();
+    for (size_t d = 0; !contradicts && d < dims.size(); ++d)
+      contradicts = !dims[d].empty() && std::isdigit(static_cast<unsigned char>(dims[d][0])) &&
+                    std::stoll(dims[d]) != inputs[i].shape()[d];
+    if (contradicts)
+      unsupported("the test data gives input '{}' the shape {}, but the model declares [{}]",
+                  declared[i].name, format_shape(inputs[i].shape()), fmt::join(dims, ","));
+  }
 }
 
 // ONNX 1.12's test data stores bfloat16 tensors as uint16 bit patterns: read them as bf16
@@ -52,6 +88,7 @@ std::string run_data_set(const fs::path& model, const fs::path& set,
   auto declared = frontend::declared_inputs(model.string());
   check(declared.size() == inputs.size(), "{} has {} inputs, the model declares {}",
         set.filename().string(), inputs.size(), declared.size());
+  check_declared_shapes(declared, inputs);
   frontend::ImportOptions import_options;
   for (size_t i = 0; i < declared.size(); ++i)
     import_options.known_inputs.emplace(
@@ -96,10 +133,10 @@ std::string compare_tensors(const Tensor& actual, const Tensor& expected, double
       ok = actual.get_int(i) == expected.get_int(i);
     } else {
       double a = actual.get(i), e = expected.get(i);
-      ok = (std::isnan(a) && std::isnan(e)) || a == e || std::abs(a - e) <= atol + rtol * std::abs(e);
+      ok = (std::isnan(a) && std::isnan(e)) || a == e ||
+           std::abs(a - e) <= atol + rtol * std::abs(e);
     }
-    if (!ok)
-      return fmt::format("element {} is {}, expected {}", i, actual.get(i), expected.get(i));
+    if (!ok) return fmt::format("element {} is {}, expected {}", i, actual.get(i), expected.get(i));
   }
   return "";
 }
@@ -111,6 +148,8 @@ CaseResult run_conformance_case(const std::string& test_dir, const ConformanceOp
   fs::path model = dir / "model.onnx";
   try {
     result.ops = frontend::model_op_types(model.string());
+    for (const KnownDifference& known : kKnownDifferences)
+      if (known.test == result.name) unsupported("known difference: {}", known.reason);
     auto sets = data_sets(dir);
     check(!sets.empty(), "no test_data_set_* folder");
     for (const fs::path& set : sets) {

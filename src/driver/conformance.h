@@ -35,7 +35,6 @@ std::vector<CaseResult> run_conformance(const std::string& dir, const Conformanc
 
 /// Empty when `actual` matches `expected` (same dtype and shape, values within
 /// |a-e| <= atol + rtol*|e|, NaN matching NaN); otherwise what differs.
-std::string compare_tensors(const Tensor& actual, const Tensor& expected, double rtol,
-                            double atol);
+std::string compare_tensors(const Tensor& actual, const Tensor& expected, double rtol, double atol);
 
 }  // namespace orch::driver

@@ -7,7 +7,9 @@ namespace {
 
 using FlopsFn = std::function<double(const Graph&, const Node&)>;
 
-const Shape& shape_of(const Graph& g, ValueId v) { return g.value(v).type.shape; }
+const Shape& shape_of(const Graph& g, ValueId v) {
+  return g.value(v).type.shape;
+}
 
 double out_elems(const Graph& g, const Node& n) {
   return static_cast<double>(num_elements(shape_of(g, n.outputs[0])));
@@ -39,7 +41,9 @@ double conv_transpose_flops(const Graph& g, const Node& n) {
   return 2.0 * in_elems(g, n) * per_input;
 }
 
-double zero(const Graph&, const Node&) { return 0; }
+double zero(const Graph&, const Node&) {
+  return 0;
+}
 
 // Ops whose cost is not one operation per output element. Everything else counts that way.
 const std::map<std::string, FlopsFn, std::less<>>& flops_rules() {

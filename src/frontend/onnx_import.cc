@@ -13,7 +13,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <queue>
 #include <span>
 #include <unordered_map>
 #include <unordered_set>
@@ -172,11 +171,11 @@ class Importer final : public UpgradeContext {
 
   void import_node(const onnx::NodeProto& proto) {
     std::string label = node_label(proto);
-    check(proto.domain().empty() || proto.domain() == "ai.onnx",
-          "{}: domain '{}' is not supported (orch supports the default ONNX domain)", label,
-          proto.domain());
-    check(find_op(upgraded_op_name(proto.op_type())) != nullptr || proto.op_type() == "Constant",
-          "{}: unsupported op '{}'", label, proto.op_type());
+    if (!proto.domain().empty() && proto.domain() != "ai.onnx")
+      unsupported("{}: domain '{}' is not supported (orch supports the default ONNX domain)", label,
+                  proto.domain());
+    if (find_op(upgraded_op_name(proto.op_type())) == nullptr && proto.op_type() != "Constant")
+      unsupported("{}: unsupported op '{}'", label, proto.op_type());
     OnnxNode node{proto.op_type(),
                   proto.name(),
                   {proto.input().begin(), proto.input().end()},
@@ -187,7 +186,7 @@ class Importer final : public UpgradeContext {
       try {
         node.attrs[attr.name()] = attr_from_proto(attr, base_dir_, owner);
       } catch (const Error& e) {
-        fail("{}: {}", label, e.what());
+        rethrow_with_context(e, label);
       }
     }
     if (node.op == "Constant") return add_constant_node(node, label);
@@ -195,7 +194,7 @@ class Importer final : public UpgradeContext {
     try {
       nodes = upgrade_node(std::move(node), opset_, *this);
     } catch (const Error& e) {
-      fail("{} at opset {}: {}", label, opset_, e.what());
+      rethrow_with_context(e, fmt::format("{} at opset {}", label, opset_));
     }
     for (OnnxNode& n : nodes) add_node(std::move(n));
   }
@@ -205,7 +204,7 @@ class Importer final : public UpgradeContext {
     try {
       graph_.add_constant(node.outputs[0], constant_node_value(node.attrs));
     } catch (const Error& e) {
-      fail("{}: {}", label, e.what());
+      rethrow_with_context(e, label);
     }
   }
 
@@ -248,7 +247,7 @@ class Importer final : public UpgradeContext {
       try {
         results = interp::run_op(node.op, node.attrs, std::move(args), types);
       } catch (const Error& e) {
-        fail("{}: folding failed: {}", label, e.what());
+        rethrow_with_context(e, label + ": folding failed");
       }
       for (int i = 0; i < num_outputs; ++i) graph_.add_constant(node.outputs[i], results[i]);
       return;
@@ -290,6 +289,16 @@ std::shared_ptr<onnx::ModelProto> parse_model(const std::string& bytes) {
   return model;
 }
 
+// Errors name the file; its bytes are freed once parsed (constants share the ModelProto).
+std::shared_ptr<onnx::ModelProto> parse_model_file(const std::string& path) {
+  std::string bytes = read_file(path);
+  try {
+    return parse_model(bytes);
+  } catch (const Error& e) {
+    rethrow_with_context(e, path);
+  }
+}
+
 }  // namespace
 
 Graph import_onnx_bytes(const std::string& bytes, const std::string& base_dir,
@@ -298,22 +307,21 @@ Graph import_onnx_bytes(const std::string& bytes, const std::string& base_dir,
 }
 
 Graph import_onnx_file(const std::string& path, const ImportOptions& options) {
-  std::string bytes = read_file(path);
+  std::shared_ptr<onnx::ModelProto> model = parse_model_file(path);
   try {
     std::string dir = std::filesystem::path(path).parent_path().string();
-    return import_onnx_bytes(bytes, dir, options);
+    return Importer(std::move(model), dir, options).run();
   } catch (const Error& e) {
-    fail("{}: {}", path, e.what());
+    rethrow_with_context(e, path);
   }
 }
 
 std::vector<DeclaredInput> declared_inputs(const std::string& path) {
-  std::string bytes = read_file(path);
+  std::shared_ptr<onnx::ModelProto> model = parse_model_file(path);
   try {
-    std::shared_ptr<onnx::ModelProto> model = parse_model(bytes);
     return declared_graph_inputs(model->graph());
   } catch (const Error& e) {
-    fail("{}: {}", path, e.what());
+    rethrow_with_context(e, path);
   }
 }
 

@@ -22,7 +22,9 @@ struct ImportOptions {
 };
 
 /// Loads a model file. External data files are read relative to the model's folder.
-/// Throws Error naming the problem (file, node, value) on anything it cannot import.
+/// Throws Error naming the problem (file, node, value) on anything it cannot import: an
+/// Unsupported (ir/error.h) for a valid model that uses what orch lacks (an op, a dtype, a
+/// domain, an old op form), a plain Error for a broken model or a missing binding.
 Graph import_onnx_file(const std::string& path, const ImportOptions& options = {});
 /// Loads a model from serialized bytes; external data is resolved against `base_dir`.
 Graph import_onnx_bytes(const std::string& bytes, const std::string& base_dir,

@@ -33,8 +33,9 @@ std::string_view type_kind(const onnx::TypeProto& type) {
 
 const onnx::TypeProto::Tensor& tensor_type_of(const onnx::ValueInfoProto& info,
                                               std::string_view kind) {
-  check(info.type().has_tensor_type(), "{} '{}' is {}; orch supports tensors only", kind,
-        info.name(), type_kind(info.type()));
+  if (!info.type().has_tensor_type())
+    unsupported("{} '{}' is {}; orch supports tensors only", kind, info.name(),
+                type_kind(info.type()));
   return info.type().tensor_type();
 }
 
@@ -121,8 +122,9 @@ int default_opset(const onnx::ModelProto& model) {
   for (const auto& entry : model.opset_import())
     if (entry.domain().empty() || entry.domain() == "ai.onnx")
       opset = static_cast<int>(entry.version());
-  check(opset >= 1 && opset <= kTargetOpset,
-        "opset {} is not supported (orch reads opsets 1 to {})", opset, kTargetOpset);
+  check(opset >= 1, "opset {} is not a valid opset", opset);
+  if (opset > kTargetOpset)
+    unsupported("opset {} is not supported (orch reads opsets 1 to {})", opset, kTargetOpset);
   return opset;
 }
 
@@ -222,7 +224,7 @@ Tensor constant_node_value(const Attributes& attrs) {
     std::vector<int64_t> v = attr_ints(attrs, name);
     return Tensor::from_ints(DType::i64, {static_cast<int64_t>(v.size())}, v);
   }
-  fail("attribute '{}' is not supported (orch has no string tensors)", name);
+  unsupported("attribute '{}' is not supported (orch has no string tensors)", name);
 }
 
 void check_declared_type(const onnx::ValueInfoProto& output, const TensorType& inferred) {

@@ -184,14 +184,14 @@ void prelu_channel_slope(Rewrite& r) {
 // Drops trailing outputs that nothing reads; an extra output in use is an error.
 void drop_unused_outputs(Rewrite& r, size_t keep, std::string_view why) {
   for (size_t i = keep; i < r.node.outputs.size(); ++i)
-    check(r.node.outputs[i].empty() || !r.ctx.is_used(r.node.outputs[i]),
-          "output {} ('{}') is used: {}", i, r.node.outputs[i], why);
+    if (!r.node.outputs[i].empty() && r.ctx.is_used(r.node.outputs[i]))
+      unsupported("output {} ('{}') is used: {}", i, r.node.outputs[i], why);
   if (r.node.outputs.size() > keep) r.node.outputs.resize(keep);
 }
 
 void batchnorm_legacy(Rewrite& r) {
   take_attr(r.node, "is_test");
-  check(attr_int(r.node.attrs, "spatial", 1) == 1, "spatial=0 is not supported");
+  if (attr_int(r.node.attrs, "spatial", 1) != 1) unsupported("spatial=0 is not supported");
   take_attr(r.node, "spatial");
   drop_unused_outputs(r, 1, "training-mode BatchNormalization is not supported");
 }
@@ -208,8 +208,8 @@ void dropout_legacy(Rewrite& r) {
 void resize_from_scales(Rewrite& r) {
   check(r.node.inputs.size() == 2, "{} needs scales", r.node.op);
   std::string mode = attr_string(r.node.attrs, "mode", "nearest");
-  check(mode == "nearest" || mode == "linear" || mode == "bilinear",
-        "{} mode '{}' is not supported", r.node.op, mode);
+  if (mode != "nearest" && mode != "linear" && mode != "bilinear")
+    unsupported("{} mode '{}' is not supported", r.node.op, mode);
   r.node.op = "Resize";
   r.node.attrs["mode"] = std::string(mode == "nearest" ? "nearest" : "linear");
   r.node.inputs = {r.node.inputs[0], "", r.node.inputs[1]};
@@ -218,7 +218,7 @@ void resize_from_scales(Rewrite& r) {
 }
 
 void upsample_to_resize(Rewrite& r) {
-  check(r.opset >= 7, "Upsample before opset 7 is not supported");
+  if (r.opset < 7) unsupported("Upsample before opset 7 is not supported");
   // Opset 7 gave the scales as an attribute, opset 9 as an input.
   if (std::optional<AttrValue> scales = take_attr(r.node, "scales")) {
     const auto* s = std::get_if<std::vector<float>>(&*scales);
@@ -260,14 +260,20 @@ void concat_default_axis(Rewrite& r) {
 // Opset 1 gave LpPool's p as a float.
 void lp_pool_int_p(Rewrite& r) {
   if (const auto* p = std::get_if<float>(&r.node.attrs["p"])) {
-    check(*p == static_cast<float>(static_cast<int64_t>(*p)), "non-integer p {} is not supported",
-          *p);
+    if (*p != static_cast<float>(static_cast<int64_t>(*p)))
+      unsupported("non-integer p {} is not supported", *p);
     r.node.attrs["p"] = static_cast<int64_t>(*p);
   }
 }
 
+// Before opset 7 the recurrent ops had `output_sequence`; whether Y is wanted now shows in
+// the node's outputs alone.
+void drop_output_sequence(Rewrite& r) {
+  take_attr(r.node, "output_sequence");
+}
+
 void reject_tile_1(Rewrite& r) {
-  fail("the 3-input Tile of opset 1 is not supported");
+  unsupported("the 3-input Tile of opset 1 is not supported");
 }
 
 constexpr UpgradeRule kRules[] = {
@@ -307,6 +313,9 @@ constexpr UpgradeRule kRules[] = {
     {"Concat", 4, concat_default_axis},
     {"LpPool", 2, lp_pool_int_p},
     {"GlobalLpPool", 2, lp_pool_int_p},
+    {"RNN", 7, drop_output_sequence},
+    {"GRU", 7, drop_output_sequence},
+    {"LSTM", 7, drop_output_sequence},
     {"Tile", 6, reject_tile_1},
 };
 

@@ -45,8 +45,8 @@ void write_file(const std::string& path, const std::string& bytes) {
 
 AttrValue attr_from_proto(const AttributeProto& proto, const std::string& base_dir,
                           const std::shared_ptr<const void>& owner) {
-  check(proto.ref_attr_name().empty(), "attribute '{}' refers to a function attribute",
-        proto.name());
+  if (!proto.ref_attr_name().empty())
+    unsupported("attribute '{}' refers to a function attribute", proto.name());
   switch (attr_kind(proto)) {
     case AttributeProto::FLOAT:
       return proto.f();
@@ -63,8 +63,8 @@ AttrValue attr_from_proto(const AttributeProto& proto, const std::string& base_d
     case AttributeProto::STRINGS:
       return std::vector<std::string>(proto.strings().begin(), proto.strings().end());
     default:
-      fail("attribute '{}' is of kind {}, which orch does not support", proto.name(),
-           AttributeProto::AttributeType_Name(attr_kind(proto)));
+      unsupported("attribute '{}' is of kind {}, which orch does not support", proto.name(),
+                  AttributeProto::AttributeType_Name(attr_kind(proto)));
   }
 }
 

@@ -169,7 +169,7 @@ std::string onnx_dtype_name(int onnx_type) {
 DType dtype_from_onnx(int onnx_type, std::string_view what) {
   for (int i = 0; i < kNumDTypes; ++i)
     if (kOnnxOf[i] == onnx_type) return static_cast<DType>(i);
-  fail("{} has data type {}, which orch does not support", what, onnx_dtype_name(onnx_type));
+  unsupported("{} has data type {}, which orch does not support", what, onnx_dtype_name(onnx_type));
 }
 
 int onnx_from_dtype(DType dtype) {
@@ -179,7 +179,7 @@ int onnx_from_dtype(DType dtype) {
 Tensor tensor_from_proto(const TensorProto& proto, const std::string& base_dir,
                          const std::shared_ptr<const void>& owner) {
   std::string label = tensor_label(proto);
-  check(!proto.has_segment(), "{}: segmented tensors are not supported", label);
+  if (proto.has_segment()) unsupported("{}: segmented tensors are not supported", label);
   DType dtype = dtype_from_onnx(proto.data_type(), label);
   Shape shape(proto.dims().begin(), proto.dims().end());
   for (int64_t d : shape) check(d >= 0, "{}: negative dim in {}", label, format_shape(shape));
@@ -228,11 +228,11 @@ Tensor read_tensor_pb_file(const std::string& path) {
     onnx::OptionalProto optional;
     if (sequence.ParseFromString(bytes) && sequence.elem_type() != 0 &&
         sequence.elem_type() <= onnx::SequenceProto::OPTIONAL)
-      fail("{}: holds a sequence, not a tensor; orch supports tensors only", path);
+      unsupported("{}: holds a sequence, not a tensor; orch supports tensors only", path);
     if (optional.ParseFromString(bytes) && optional.elem_type() != 0 &&
         optional.elem_type() <= onnx::OptionalProto::OPTIONAL)
-      fail("{}: holds an optional, not a tensor; orch supports tensors only", path);
-    fail("{}: {}", path, e.what());
+      unsupported("{}: holds an optional, not a tensor; orch supports tensors only", path);
+    rethrow_with_context(e, path);
   }
 }
 

@@ -60,23 +60,24 @@ Tensor parse_npy(const std::string& bytes, const std::string& what) {
   Shape shape;
   std::string dims = m[1];
   static const std::regex kDim(R"(\d+)");
-  for (auto it = std::sregex_iterator(dims.begin(), dims.end(), kDim);
-       it != std::sregex_iterator(); ++it)
+  for (auto it = std::sregex_iterator(dims.begin(), dims.end(), kDim); it != std::sregex_iterator();
+       ++it)
     shape.push_back(std::stoll(it->str()));
 
   const NpyType* type = nullptr;
   for (const NpyType& t : kTypes)
-    if (t.descr == descr || (t.descr[0] == '|' && descr.substr(1) == t.descr.substr(1)))
-      type = &t;
+    if (t.descr == descr || (t.descr[0] == '|' && descr.substr(1) == t.descr.substr(1))) type = &t;
   if (type == nullptr) unsupported("'{}': unsupported .npy dtype '{}'", what, descr);
   Tensor t(type->dtype, shape);
-  check(bytes.size() - data_start >= t.nbytes(), "'{}' is truncated: {} data bytes, need {}",
-        what, bytes.size() - data_start, t.nbytes());
+  check(bytes.size() - data_start >= t.nbytes(), "'{}' is truncated: {} data bytes, need {}", what,
+        bytes.size() - data_start, t.nbytes());
   if (t.nbytes() > 0) std::memcpy(t.mutable_bytes(), bytes.data() + data_start, t.nbytes());
   return t;
 }
 
-Tensor read_npy_file(const std::string& path) { return parse_npy(read_file(path), path); }
+Tensor read_npy_file(const std::string& path) {
+  return parse_npy(read_file(path), path);
+}
 
 std::string serialize_npy(const Tensor& tensor) {
   const NpyType* type = nullptr;

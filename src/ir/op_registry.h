@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "ir/index_map.h"
 
 namespace orch {
 
@@ -48,6 +49,8 @@ struct OpSchema {
   /// they must be constants once dims are bound.
   std::vector<int> constant_inputs;
   Category category = Category::Operator;
+  /// Primitives only: which input region an output region reads (see ir/index_map.h).
+  IndexMapFn index_map = nullptr;
 };
 
 inline constexpr int kVariadic = 1 << 20;

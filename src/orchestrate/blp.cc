@@ -31,13 +31,18 @@ std::mutex cbc_mutex;
 
 struct Model {
   std::vector<double> col_lower, col_upper, objective, row_lower, row_upper;
-  CoinPackedMatrix matrix{false, 0, 0};
+  std::vector<CoinBigIndex> row_start{0};  // rows in compressed sparse form
+  std::vector<int> row_length, index;
+  std::vector<double> value;
   std::vector<int> buffer_column;  // y_j's column, -1 when j has none
 };
 
 void add_row(Model& model, const std::vector<int>& index, const std::vector<double>& value,
              double lower, double upper) {
-  model.matrix.appendRow(static_cast<int>(index.size()), index.data(), value.data());
+  model.index.insert(model.index.end(), index.begin(), index.end());
+  model.value.insert(model.value.end(), value.begin(), value.end());
+  model.row_start.push_back(static_cast<CoinBigIndex>(model.index.size()));
+  model.row_length.push_back(static_cast<int>(index.size()));
   model.row_lower.push_back(lower);
   model.row_upper.push_back(upper);
 }
@@ -68,7 +73,6 @@ Model build_model(const Columns& columns, const std::vector<CycleCut>& cuts,
       model.objective.push_back(0);
     }
   }
-  model.matrix.setDimensions(0, static_cast<int>(model.objective.size()));
   if (buffer_variables) {
     for (int j = 0; j < n; ++j) {
       if (!needed[j]) continue;
@@ -96,6 +100,15 @@ Model build_model(const Columns& columns, const std::vector<CycleCut>& cuts,
         add_row(model, index, value, 0, inf);
       }
     }
+  }
+  // Every required primitive is computed by some chosen kernel. Implied for integer points,
+  // but the LP otherwise lets fractional kernels share one fractional input.
+  std::vector<std::vector<int>> computers(n);
+  for (int k = 0; k < m; ++k) {
+    for (int p : columns.primitives[k]) computers[p].push_back(k);
+  }
+  for (int p : columns.required) {
+    add_row(model, computers[p], std::vector<double>(computers[p].size(), 1), 1, inf);
   }
   for (const CycleCut& cut : cuts) {
     std::vector<int> index = cut.members;
@@ -133,7 +146,10 @@ BlpResult solve_blp(const Columns& columns, const std::vector<CycleCut>& cuts,
 
   OsiClpSolverInterface solver;
   solver.messageHandler()->setLogLevel(0);
-  solver.loadProblem(model.matrix, model.col_lower.data(), model.col_upper.data(),
+  CoinPackedMatrix matrix(false, size.columns, size.rows, model.row_start.back(),
+                          model.value.data(), model.index.data(), model.row_start.data(),
+                          model.row_length.data());
+  solver.loadProblem(matrix, model.col_lower.data(), model.col_upper.data(),
                      model.objective.data(), model.row_lower.data(), model.row_upper.data());
   for (int c = 0; c < size.columns; ++c) solver.setInteger(c);
 

@@ -197,6 +197,42 @@ Columns build_columns(const OrchestrationProblem& problem, bool prune_dominated_
     columns.cost.push_back(work.cost[k]);
     columns.needs.push_back(std::move(work.needs[k]));
     columns.writes.push_back(std::move(work.writes[k]));
+    columns.primitives.push_back(problem.candidates[k].primitives);
+  }
+  // Every ancestor of a graph output is computed by some kernel of any plan.
+  std::vector<char> required(n, 0);
+  std::vector<int> stack = graph_outputs;
+  while (!stack.empty()) {
+    int p = stack.back();
+    stack.pop_back();
+    if (required[p]) continue;
+    required[p] = 1;
+    for (int q : problem.primitive_inputs[p]) stack.push_back(q);
+  }
+  for (int p = 0; p < n; ++p) {
+    if (required[p]) columns.required.push_back(p);
+  }
+  // Complete: writes each primitive that is a graph output or has a consumer outside the
+  // kernel, where some column reads it. Such kernels chain without recomputation.
+  std::vector<char> wanted(n, 0);
+  for (int g : graph_outputs) wanted[g] = 1;
+  for (const std::vector<int>& needs : columns.needs) {
+    for (int j : needs) wanted[j] = 1;
+  }
+  std::vector<std::vector<int>> consumers(n);
+  for (int p = 0; p < n; ++p) {
+    for (int q : problem.primitive_inputs[p]) consumers[q].push_back(p);
+  }
+  for (int k = 0; k < columns.size(); ++k) {
+    const std::vector<int>& prims = columns.primitives[k];
+    const std::vector<int>& writes = columns.writes[k];
+    auto inside = [&](int p) { return std::binary_search(prims.begin(), prims.end(), p); };
+    bool complete = std::all_of(prims.begin(), prims.end(), [&](int p) {
+      bool read_later = std::binary_search(graph_outputs.begin(), graph_outputs.end(), p) ||
+                        !std::all_of(consumers[p].begin(), consumers[p].end(), inside);
+      return !wanted[p] || !read_later || std::binary_search(writes.begin(), writes.end(), p);
+    });
+    columns.complete.push_back(complete);
   }
   stats.columns = columns.size();
   return columns;

@@ -2,11 +2,44 @@
 // cycle cuts, the CBC solve and plan extraction. Not part of the public API.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "orchestrate/orchestrate.h"
 
 namespace orch::orchestrate_detail {
+
+/// A fixed-size set of primitives.
+class Bitset {
+ public:
+  explicit Bitset(int size) : words_((size + 63) / 64, 0) {}
+  void set(int i) { words_[i / 64] |= uint64_t{1} << (i % 64); }
+  bool test(int i) const { return (words_[i / 64] >> (i % 64)) & 1; }
+  void unite(const Bitset& other) {
+    for (size_t w = 0; w < words_.size(); ++w) words_[w] |= other.words_[w];
+  }
+  bool intersects(const Bitset& other) const {
+    for (size_t w = 0; w < words_.size(); ++w) {
+      if (words_[w] & other.words_[w]) return true;
+    }
+    return false;
+  }
+  bool subset_of(const Bitset& other) const {
+    for (size_t w = 0; w < words_.size(); ++w) {
+      if (words_[w] & ~other.words_[w]) return false;
+    }
+    return true;
+  }
+  bool operator==(const Bitset&) const = default;
+  size_t hash() const {
+    size_t h = 0;
+    for (uint64_t w : words_) h = h * 0x9E3779B97F4A7C15ull + w;
+    return h;
+  }
+
+ private:
+  std::vector<uint64_t> words_;
+};
 
 /// The candidates that can matter, as columns over buffers (a buffer is named by the primitive
 /// whose value it holds).
@@ -16,6 +49,9 @@ struct Columns {
   std::vector<double> cost;               // column cost (us)
   std::vector<std::vector<int>> needs;    // sorted external inputs of each column
   std::vector<std::vector<int>> writes;   // sorted outputs that someone may read
+  std::vector<std::vector<int>> primitives;  // sorted primitives each column computes
+  std::vector<int> required;              // primitives every plan computes (output ancestors)
+  std::vector<char> complete;             // writes every primitive a later kernel may read
   std::vector<int> graph_outputs;         // sorted, unique
   int size() const { return static_cast<int>(candidate.size()); }
 };
@@ -45,6 +81,11 @@ Replay replay(const Columns& columns, const std::vector<int>& chosen);
 /// An executable, redundancy-free plan built greedily (cheapest way to compute each buffer,
 /// Knuth's generalization of Dijkstra to hypergraphs). Expects a feasible problem.
 std::vector<int> greedy_plan(const Columns& columns);
+
+/// The cheapest plan without recomputation, or empty when the search passes `max_states`:
+/// a shortest path over execution states whose steps are complete columns (Korch §4.1 builds
+/// candidates as differences of such states).
+std::vector<int> chain_plan(const Columns& columns, int max_states);
 
 /// A valid inequality cutting off a cycle: Σ_{k in members} u_k - Σ_{i in outside_writers}
 /// u_i <= |members| - 1 ("all members only if someone outside writes a missing input").

@@ -1,7 +1,6 @@
 // Validation of an OrchestrationProblem: a DAG of primitives and well-formed candidates.
 #include <algorithm>
 #include <cmath>
-#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -27,20 +26,6 @@ std::vector<int> external_inputs(const OrchestrationProblem& problem, const Cand
 
 namespace orchestrate_detail {
 namespace {
-
-// A fixed-size set of primitives.
-class Bits {
- public:
-  explicit Bits(int size) : words_((size + 63) / 64, 0) {}
-  void set(int i) { words_[i / 64] |= uint64_t{1} << (i % 64); }
-  bool test(int i) const { return (words_[i / 64] >> (i % 64)) & 1; }
-  void unite(const Bits& other) {
-    for (size_t w = 0; w < words_.size(); ++w) words_[w] |= other.words_[w];
-  }
-
- private:
-  std::vector<uint64_t> words_;
-};
 
 std::string describe(const OrchestrationProblem& problem, int index) {
   const std::string& label = problem.candidates[index].label;
@@ -77,7 +62,7 @@ std::vector<int> topological_order(const OrchestrationProblem& problem,
 }
 
 void validate_candidate(const OrchestrationProblem& problem, int index,
-                        const std::vector<Bits>& descendants, const std::vector<Bits>& ancestors,
+                        const std::vector<Bitset>& descendants, const std::vector<Bitset>& ancestors,
                         const std::vector<std::vector<int>>& consumers,
                         const std::vector<char>& is_graph_output) {
   const Candidate& c = problem.candidates[index];
@@ -101,7 +86,7 @@ void validate_candidate(const OrchestrationProblem& problem, int index,
           describe(problem, index), o);
   }
   // Convex: nothing outside lies on a path between two of its primitives.
-  Bits below(n), above(n);
+  Bitset below(n), above(n);
   for (int p : c.primitives) {
     below.unite(descendants[p]);
     above.unite(ancestors[p]);
@@ -138,7 +123,7 @@ void validate_problem(const OrchestrationProblem& problem) {
     check(o >= 0 && o < n, "orchestrate: graph output {} is not a primitive", o);
     is_graph_output[o] = 1;
   }
-  std::vector<Bits> descendants(n, Bits(n)), ancestors(n, Bits(n));
+  std::vector<Bitset> descendants(n, Bitset(n)), ancestors(n, Bitset(n));
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     for (int c : consumers[*it]) {
       descendants[*it].set(c);

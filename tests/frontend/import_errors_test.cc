@@ -16,9 +16,9 @@ void write_file(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;
 }
 
-// The message of the Error that importing `model` (written to `dir`/model.onnx) throws.
-std::string import_error(const onnx::ModelProto& model, const std::filesystem::path& dir,
-                         const ImportOptions& options = {}) {
+// The Error that importing `model` (written to `dir`/model.onnx) throws.
+Error import_failure(const onnx::ModelProto& model, const std::filesystem::path& dir,
+                     const ImportOptions& options = {}) {
   std::string path = (dir / "model.onnx").string();
   write_file(path, model.SerializeAsString());
   try {
@@ -27,10 +27,15 @@ std::string import_error(const onnx::ModelProto& model, const std::filesystem::p
     std::string message = e.what();
     EXPECT_EQ(message.find('\n'), std::string::npos) << message;
     EXPECT_EQ(message.rfind(path, 0), 0u) << "the message should start with the file: " << message;
-    return message;
+    return e;
   }
   ADD_FAILURE() << "import succeeded";
-  return "";
+  return Error("");
+}
+
+std::string import_error(const onnx::ModelProto& model, const std::filesystem::path& dir,
+                         const ImportOptions& options = {}) {
+  return import_failure(model, dir, options).what();
 }
 
 // x: f32[2,3] -> Relu -> y.
@@ -134,6 +139,20 @@ TEST(ImportErrors, UnknownOp) {
   std::string message = import_error(model, dir);
   EXPECT_NE(message.find(": node 'foo' (op FooBar): unsupported op 'FooBar'"), std::string::npos)
       << message;
+}
+
+// Unsupported features are told apart from broken models (conformance skips the former).
+TEST(ImportErrors, KindsSeparateUnsupportedFromInvalid) {
+  auto dir = temp_dir("kinds");
+  onnx::ModelProto unknown = empty_model();
+  add_input(unknown, "x", {2});
+  add_node(unknown, "FooBar", {"x"}, {"y"}, "foo");
+  add_output(unknown, "y", {2});
+  EXPECT_EQ(import_failure(unknown, dir).kind(), Error::Kind::unsupported);
+  onnx::ModelProto broken = unknown;
+  broken.mutable_graph()->mutable_node(0)->set_op_type("Relu");
+  broken.mutable_graph()->mutable_node(0)->set_input(0, "ghost");
+  EXPECT_EQ(import_failure(broken, dir).kind(), Error::Kind::invalid);
 }
 
 TEST(ImportErrors, NonDefaultDomain) {

@@ -99,7 +99,7 @@ TEST(OnnxImport, ShapeChainsFoldEvenWithoutFolding) {
 }
 
 TEST(OnnxImport, KnownInputsFeedingConstantSlotsAreBound) {
-  REQUIRE_OPS("Reshape");
+  REQUIRE_OPS("Reshape", "Shape");
   onnx::ModelProto model = empty_model();
   add_input(model, "x", {2, 3});
   add_input(model, "shape", {2}, onnx::TensorProto::INT64);
@@ -116,8 +116,11 @@ TEST(OnnxImport, KnownInputsFeedingConstantSlotsAreBound) {
   }
   ImportOptions options;
   options.known_inputs["shape"] = Tensor::from_ints(DType::i64, {2}, std::vector<int64_t>{3, 2});
-  // A known input that feeds no constant slot stays an input.
+  // A known input that feeds no constant slot stays an input, even when its shape does.
   options.known_inputs["x"] = Tensor(DType::f32, {2, 3});
+  add_node(model, "Shape", {"x"}, {"x_shape"}, "shape");
+  add_node(model, "Reshape", {"x", "x_shape"}, {"same"}, "reshape_same");
+  add_output(model, "same", {2, 3});
   Graph g = import(model, options);
   ASSERT_EQ(g.inputs().size(), 1u);
   EXPECT_EQ(g.value(g.inputs()[0]).name, "x");

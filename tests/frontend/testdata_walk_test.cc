@@ -70,6 +70,7 @@ TEST(TestDataWalk, EveryModelImportsAndRoundTripsOrIsRejected) {
   std::vector<fs::path> models = all_models();
   if (models.empty()) GTEST_SKIP() << "no ONNX test data at " << kDataRoot;
   int imported = 0;
+  int unsupported = 0;
   std::map<std::string, int> reasons;
   std::vector<std::string> failures;
   for (const fs::path& model : models) {
@@ -81,6 +82,7 @@ TEST(TestDataWalk, EveryModelImportsAndRoundTripsOrIsRejected) {
       std::string message = e.what();
       if (message.find('\n') != std::string::npos) failures.push_back(name + ": multi-line error");
       ++reasons[reason_key(message)];
+      unsupported += e.kind() == Error::Kind::unsupported;
       continue;
     } catch (const std::exception& e) {
       failures.push_back(fmt::format("{}: crashed: {}", name, e.what()));
@@ -105,8 +107,10 @@ TEST(TestDataWalk, EveryModelImportsAndRoundTripsOrIsRejected) {
   std::vector<std::pair<int, std::string>> sorted;
   for (const auto& [key, count] : reasons) sorted.emplace_back(count, key);
   std::sort(sorted.rbegin(), sorted.rend());
-  fmt::print("test data: {} models, {} imported and round-tripped, {} rejected\n", models.size(),
-             imported, rejected);
+  fmt::print(
+      "test data: {} models, {} imported and round-tripped, {} rejected ({} as unsupported, {} "
+      "as invalid)\n",
+      models.size(), imported, rejected, unsupported, rejected - unsupported);
   for (const auto& [count, key] : sorted) fmt::print("  {:4}  {}\n", count, key);
   for (const std::string& f : failures) ADD_FAILURE() << f;
 }

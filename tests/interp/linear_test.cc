@@ -247,7 +247,7 @@ TEST(Conv, GroupedEqualsPerGroupConvs) {
 
 TEST(Conv, ChannelMismatchIsAnError) {
   EXPECT_EQ(error_of("Conv", {random_f32({1, 3, 4, 4}, 1), random_f32({2, 2, 3, 3}, 2)}),
-            "Conv: Conv X has 3 channels, W expects 2 x group 1");
+            "Conv: X has 3 channels, W expects 2 x group 1");
 }
 
 TEST(Conv, WindowLargerThanInputIsAnError) {

@@ -120,5 +120,24 @@ TEST(GlobalPools, ReduceEachChannel) {
   EXPECT_EQ(run("GlobalLpPool", x, {{"p", int64_t{1}}})[0].to_doubles(), (Doubles{10, 26}));
 }
 
+TEST(MaxUnpool, ScattersToTheIndicesAndPadsToOutputShape) {
+  Graph g;
+  Builder b(g);
+  ValueId x = b.constant(f32({1, 1, 2, 2}, {5, 6, 7, 8}));
+  ValueId idx = b.constant(Tensor::from_ints(DType::i64, {1, 1, 2, 2}, Ints{5, 7, 13, 15}));
+  ValueId shape = b.constant(Tensor::from_ints(DType::i64, {4}, Ints{1, 1, 5, 5}));
+  Attributes attrs = {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}};
+  b.output(b.op("MaxUnpool", {x, idx}, attrs));
+  b.output(b.op("MaxUnpool", {x, idx, shape}, attrs));
+  auto out = interp::interpret(g, {});
+  // Indices address the 4x4 unpooled plane; a 5x5 output keeps their (row, col).
+  Doubles four(16), five(25);
+  four[5] = 5, four[7] = 6, four[13] = 7, four[15] = 8;
+  five[6] = 5, five[8] = 6, five[16] = 7, five[18] = 8;
+  EXPECT_EQ(out[0].to_doubles(), four);
+  EXPECT_EQ(out[1].shape(), (Shape{1, 1, 5, 5}));
+  EXPECT_EQ(out[1].to_doubles(), five);
+}
+
 }  // namespace
 }  // namespace orch

@@ -11,8 +11,8 @@ namespace orch {
 namespace {
 
 TEST(Npy, RoundTripsEveryNumpyDtype) {
-  for (DType t : {DType::f32, DType::f64, DType::f16, DType::i8, DType::u8, DType::i16,
-                  DType::u16, DType::i32, DType::u32, DType::i64, DType::u64, DType::boolean}) {
+  for (DType t : {DType::f32, DType::f64, DType::f16, DType::i8, DType::u8, DType::i16, DType::u16,
+                  DType::i32, DType::u32, DType::i64, DType::u64, DType::boolean}) {
     for (Shape shape : {Shape{}, Shape{3}, Shape{2, 0}, Shape{2, 3, 1}}) {
       Tensor a(t, shape);
       for (int64_t i = 0; i < a.numel(); ++i) a.set(i, static_cast<double>(i % 2));

@@ -101,8 +101,7 @@ TEST_F(Cli, WrongInputShapeIsNamed) {
   write_npy_file(Tensor(DType::f32, {2, 16}), path("x.npy"));
   Outcome r = orch_cli("run " + kMlp + " --input x=" + path("x.npy") + " --out " + path("out"));
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.output.find("input 'x' is f32[2,16], the model expects f32[4,16]"),
-            std::string::npos)
+  EXPECT_NE(r.output.find("input 'x' is f32[2,16], the model expects f32[4,16]"), std::string::npos)
       << r.output;
 }
 

@@ -14,6 +14,8 @@ void add_info_command(CLI::App& app);
 void add_convert_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_conformance_command(CLI::App& app);
+void add_zoo_command(CLI::App& app);
+void add_candidates_command(CLI::App& app);
 
 /// Adds `--shape NAME=DIMS` (repeatable) bound to `shapes`.
 void add_shape_option(CLI::App& command, std::vector<std::string>& shapes);

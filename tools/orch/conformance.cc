@@ -64,8 +64,9 @@ void add_conformance_command(CLI::App& app) {
       "reference interpreter and compare with the shipped outputs (rtol 1e-3, atol 1e-7). Tests "
       "using unsupported ops or features are skipped with the reason. Exits non-zero on any "
       "failure; the last line is 'conformance: N passed, M failed, K skipped'");
-  cmd->add_option("DIR", args->dir, "Folder of test folders, e.g. "
-                                    "/usr/share/libonnx-testdata/data/node")
+  cmd->add_option("DIR", args->dir,
+                  "Folder of test folders, e.g. "
+                  "/usr/share/libonnx-testdata/data/node")
       ->required();
   cmd->add_option("--filter", args->filter, "Only tests whose folder name contains this text");
   cmd->add_flag("--verbose", args->verbose, "Also list passing tests");

@@ -17,9 +17,10 @@ struct ConvertArgs {
 
 void add_convert_command(CLI::App& app) {
   auto args = std::make_shared<ConvertArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "convert", "Convert a model between ONNX (.onnx) and orch's text format (.orch.txt); "
-                 "the ONNX import binds dims and folds constant subgraphs");
+  CLI::App* cmd =
+      app.add_subcommand("convert",
+                         "Convert a model between ONNX (.onnx) and orch's text format (.orch.txt); "
+                         "the ONNX import binds dims and folds constant subgraphs");
   cmd->add_option("IN", args->in, "Input model (.onnx or .orch.txt)")->required();
   cmd->add_option("OUT", args->out, "Output model (.onnx or .orch.txt)")->required();
   add_shape_option(*cmd, args->shapes);

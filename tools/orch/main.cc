@@ -1,7 +1,7 @@
 // The orch command line. Library errors arrive as orch::Error; this is the one place that
 // prints them and chooses the exit code.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "commands.h"
 #include "driver/model_io.h"
@@ -33,6 +33,8 @@ int main(int argc, char** argv) {
   orch::tool::add_convert_command(app);
   orch::tool::add_run_command(app);
   orch::tool::add_conformance_command(app);
+  orch::tool::add_zoo_command(app);
+  orch::tool::add_candidates_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

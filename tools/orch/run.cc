@@ -32,7 +32,8 @@ Tensor read_input_file(const std::string& path) {
 // A file name for an output value: ONNX names may hold '/' and other characters.
 std::string file_name_for(const std::string& value_name) {
   std::string s;
-  for (char c : value_name) s += std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' ? c : '_';
+  for (char c : value_name)
+    s += std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' ? c : '_';
   return s + ".npy";
 }
 
@@ -43,7 +44,8 @@ void run_model(const RunArgs& args) {
     size_t eq = text.find('=');
     check(eq != std::string::npos, "bad --input '{}': expected NAME=FILE", text);
     std::string name = text.substr(0, eq);
-    check(graph.find_value(name) != kNoValue, "--input names '{}', which is not an input of the model", name);
+    check(graph.find_value(name) != kNoValue,
+          "--input names '{}', which is not an input of the model", name);
     try {
       given[name] = read_input_file(text.substr(eq + 1));
     } catch (const Error& e) {
@@ -79,8 +81,9 @@ void add_run_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "run", "Run a model with the reference interpreter and write each output as OUT/NAME.npy");
   cmd->add_option("MODEL", args->model, "Model file (.onnx or .orch.txt)")->required();
-  cmd->add_option("--input", args->inputs,
-                  "An input value: NAME=FILE with a .npy or ONNX TensorProto .pb file (repeatable)");
+  cmd->add_option(
+      "--input", args->inputs,
+      "An input value: NAME=FILE with a .npy or ONNX TensorProto .pb file (repeatable)");
   cmd->add_flag("--random-inputs", args->random_inputs,
                 "Fill inputs not given with --input with random values (floats in [-1,1), "
                 "integers in [0,10))");

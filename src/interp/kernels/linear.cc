@@ -30,7 +30,7 @@ void store(Tensor& t, int64_t i, uint64_t v) {
   t.set_int(i, static_cast<int64_t>(v));
 }
 
-// Runs F<uint64_t> for integer dtypes and F<double> for floats.
+// Runs `Int` (the uint64_t instance) for integer dtypes and `Float` (double) otherwise.
 template <void (*Int)(KernelArgs&), void (*Float)(KernelArgs&)>
 void by_dtype(KernelArgs& args) {
   is_integer(args.inputs[0].dtype()) ? Int(args) : Float(args);

@@ -201,9 +201,10 @@ std::vector<TensorType> dropout_rule(const InferInput& in) {
   }
   if (in.has(2)) {
     check_dtype(in, 2, kBool);
-    check(in.values[2] != nullptr && in.values[2]->numel() == 1,
-          "training_mode must be a constant scalar: orch runs Dropout in inference mode only");
-    check(in.values[2]->get_int(0) == 0,
+    check(in.values[2]->numel() == 1, "training_mode must be a scalar, got shape {}",
+          format_shape(in.type(2).shape));
+    if (in.values[2]->get_int(0) != 0)
+      unsupported(
           "training_mode = true is not supported: orch runs Dropout in inference mode only");
   }
   std::vector<TensorType> out = {in.type(0)};
@@ -260,7 +261,12 @@ void add_elementwise_ops(std::vector<OpSchema>& table) {
   table.push_back({.name = "Cast", .infer = cast_rule});
   table.push_back({.name = "CastLike", .min_inputs = 2, .max_inputs = 2, .infer = castlike_rule});
   table.push_back({.name = "Identity", .infer = identity_rule});
-  table.push_back({.name = "Dropout", .max_inputs = 3, .max_outputs = 2, .infer = dropout_rule});
+  // training_mode decides the semantics, so it must be known at compile time.
+  table.push_back({.name = "Dropout",
+                   .max_inputs = 3,
+                   .max_outputs = 2,
+                   .infer = dropout_rule,
+                   .constant_inputs = {2}});
 }
 
 }  // namespace orch::ops

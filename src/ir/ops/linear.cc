@@ -14,12 +14,10 @@ constexpr std::initializer_list<DType> kMatMulTypes = {DType::f16,  DType::f32, 
                                                        DType::i32,  DType::i64};
 
 // Checks X [N, C, ...], W of X's rank and kernel_shape; returns W's kernel dims.
-std::vector<int64_t> conv_kernel(const Attributes& attrs, const Shape& x, const Shape& w,
-                                 std::string_view op) {
-  check(x.size() >= 3, "{} input X must have rank at least 3, got {}", op, format_shape(x));
-  check(w.size() == x.size(), "{} weights {} must have the rank of X {}", op, format_shape(w),
-        format_shape(x));
-  check(attr_int(attrs, "group", 1) >= 1, "{} group must be positive", op);
+std::vector<int64_t> conv_kernel(const Attributes& attrs, const Shape& x, const Shape& w) {
+  check(x.size() >= 3, "X must have rank at least 3, got {}", format_shape(x));
+  check(w.size() == x.size(), "W {} must have the rank of X {}", format_shape(w), format_shape(x));
+  check(attr_int(attrs, "group", 1) >= 1, "group must be positive");
   std::vector<int64_t> kernel = spatial_dims(w);
   if (has_attr(attrs, "kernel_shape"))
     check(attr_ints(attrs, "kernel_shape") == kernel,
@@ -67,13 +65,6 @@ std::vector<TensorType> einsum(const InferInput& in) {
   return one(in.type(0).dtype, out);
 }
 
-// Checks the dtypes, X [N, C, ...], W of X's rank and kernel_shape; returns W's kernel dims.
-std::vector<int64_t> conv_common(const InferInput& in, std::string_view op) {
-  require_same_dtype(in);
-  require_float(in.type(0).dtype, fmt::format("{} input", op));
-  return conv_kernel(in.attrs, in.type(0).shape, in.type(1).shape, op);
-}
-
 void check_bias(const InferInput& in, int64_t channels) {
   if (in.has(2))
     check(in.type(2).shape == Shape{channels}, "bias must have shape [{}], got {}", channels,
@@ -90,13 +81,14 @@ std::vector<TensorType> conv(const InferInput& in) {
 
 // X [N, C, D...], W [C, M/group, K...] -> [N, M, O...].
 std::vector<TensorType> conv_transpose(const InferInput& in) {
-  std::vector<int64_t> kernel = conv_common(in, "ConvTranspose");
+  require_same_dtype(in);
+  require_float(in.type(0).dtype, "ConvTranspose input");
   const Shape& x = in.type(0).shape;
   const Shape& w = in.type(1).shape;
+  std::vector<int64_t> kernel = conv_kernel(in.attrs, x, w);
   int64_t group = attr_int(in.attrs, "group", 1);
-  check(x[1] == w[0], "ConvTranspose X has {} channels, W has {}", x[1], w[0]);
-  check(w[0] % group == 0, "ConvTranspose has {} input channels, not a multiple of group {}", w[0],
-        group);
+  check(x[1] == w[0], "X has {} channels, W has {}", x[1], w[0]);
+  check(w[0] % group == 0, "{} input channels are not a multiple of group {}", w[0], group);
   check_bias(in, w[1] * group);
   Window win = transposed_window(in.attrs, spatial_dims(x), kernel);
   Shape out = {x[0], w[1] * group};
@@ -124,10 +116,10 @@ Shape matmul_shape(const Shape& a_in, const Shape& b_in) {
 
 // X [N, C, D...], W [M, C/group, K...] -> [N, M, O...].
 Shape conv_shape(const Attributes& attrs, const Shape& x, const Shape& w) {
-  std::vector<int64_t> kernel = conv_kernel(attrs, x, w, "Conv");
+  std::vector<int64_t> kernel = conv_kernel(attrs, x, w);
   int64_t group = attr_int(attrs, "group", 1);
-  check(x[1] == w[1] * group, "Conv X has {} channels, W expects {} x group {}", x[1], w[1], group);
-  check(w[0] % group == 0, "Conv has {} output channels, not a multiple of group {}", w[0], group);
+  check(x[1] == w[1] * group, "X has {} channels, W expects {} x group {}", x[1], w[1], group);
+  check(w[0] % group == 0, "{} output channels are not a multiple of group {}", w[0], group);
   Window win = forward_window(attrs, spatial_dims(x), kernel, false);
   Shape out = {x[0], w[0]};
   out.insert(out.end(), win.out.begin(), win.out.end());

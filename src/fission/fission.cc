@@ -1,0 +1,147 @@
+// The fission driver: walks the operator graph in order, applies the first rule whose op and
+// guard match each node, and copies every other node unchanged (Opaque ops, ops without a rule).
+// A final copy gives each primitive that computes an operator output that output's name.
+#include "fission/fission.h"
+
+#include <unordered_map>
+
+#include "fission/rule.h"
+#include "ir/error.h"
+#include "ir/op_registry.h"
+#include "ir/ops/prim.h"
+
+namespace orch::fission {
+namespace {
+
+RuleTable build_rules() {
+  RuleTable rules;
+  add_elementwise_rules(rules);
+  add_reduce_rules(rules);
+  add_normalization_rules(rules);
+  add_linear_rules(rules);
+  add_pooling_rules(rules);
+  add_layout_rules(rules);
+  add_indexing_rules(rules);
+  add_generator_rules(rules);
+  return rules;
+}
+
+const FissionRule* find_rule(const RuleContext& ctx) {
+  for (const FissionRule& rule : all_rules())
+    if (rule.op == ctx.node().op && (rule.guard == nullptr || rule.guard(ctx))) return &rule;
+  return nullptr;
+}
+
+// Copies `g`, naming values by `names` where given, so operator outputs keep their names.
+Graph copy_with_names(const Graph& g, const std::unordered_map<ValueId, std::string>& names) {
+  Graph out;
+  out.name = g.name;
+  std::vector<ValueId> map(g.num_values(), kNoValue);
+  for (ValueId v : g.inputs()) map[v] = out.add_input(g.value(v).name, g.value(v).type);
+  for (ValueId v = 0; v < static_cast<ValueId>(g.num_values()); ++v)
+    if (g.value(v).is_constant()) map[v] = out.add_constant(g.value(v).name, g.value(v).constant);
+  for (const Node& n : g.nodes()) {
+    std::vector<ValueId> inputs;
+    for (ValueId v : n.inputs) inputs.push_back(v == kNoValue ? kNoValue : map[v]);
+    std::vector<std::string> out_names;
+    std::vector<TensorType> types;
+    for (ValueId v : n.outputs) {
+      auto it = names.find(v);
+      out_names.push_back(it != names.end() ? it->second : g.value(v).name);
+      types.push_back(g.value(v).type);
+    }
+    NodeId id = out.add_node(n.op, inputs, n.attrs, out_names, types, n.name);
+    for (size_t i = 0; i < n.outputs.size(); ++i) map[n.outputs[i]] = out.node(id).outputs[i];
+  }
+  std::vector<ValueId> outputs;
+  for (ValueId v : g.outputs()) outputs.push_back(map[v]);
+  out.set_outputs(outputs);
+  return out;
+}
+
+}  // namespace
+
+std::span<const FissionRule> all_rules() {
+  static const RuleTable kRules = build_rules();
+  return kRules;
+}
+
+Graph fission(const Graph& graph, const FissionOptions& options, FissionReport* report) {
+  Graph target;
+  target.name = graph.name;
+  std::vector<ValueId> map(graph.num_values(), kNoValue);
+  for (ValueId v : graph.inputs()) map[v] = target.add_input(graph.value(v).name, graph.value(v).type);
+  for (ValueId v = 0; v < static_cast<ValueId>(graph.num_values()); ++v)
+    if (graph.value(v).is_constant())
+      map[v] = target.add_constant(graph.value(v).name, graph.value(v).constant);
+
+  FissionReport local;
+  // Target values computing an operator output get that output's name in the final copy.
+  std::unordered_map<ValueId, std::string> names;
+  for (NodeId n = 0; n < static_cast<NodeId>(graph.num_nodes()); ++n) {
+    const Node& node = graph.node(n);
+    std::vector<ValueId> inputs;
+    for (ValueId v : node.inputs) inputs.push_back(v == kNoValue ? kNoValue : map[v]);
+    RuleContext ctx(graph, n, target, inputs);
+    const OpSchema* schema = find_op(node.op);
+    bool opaque = schema != nullptr && schema->category == Category::Opaque;
+    const FissionRule* rule =
+        prim::is_primitive(node.op) || opaque ? nullptr : find_rule(ctx);
+    std::vector<ValueId> results;
+    if (rule != nullptr) {
+      try {
+        results = rule->build(ctx);
+      } catch (const Error& e) {
+        rethrow_with_context(e, fmt::format("fission of {}", graph.describe(n)));
+      }
+      check(results.size() == node.outputs.size(), "fission of {}: rule gave {} outputs for {}",
+            graph.describe(n), results.size(), node.outputs.size());
+      ++local.rewritten;
+    } else {
+      if (!prim::is_primitive(node.op)) {
+        std::string why = opaque ? "Opaque" : "no fission rule applies";
+        if (!opaque && !options.keep_unmatched)
+          unsupported("fission of {}: {}", graph.describe(n), why);
+        local.kept.push_back(fmt::format("{}: {}", graph.describe(n), why));
+      }
+      std::vector<std::string> out_names;
+      std::vector<TensorType> types;
+      for (ValueId v : node.outputs) {
+        out_names.push_back(target.fresh_name("fission/kept"));
+        types.push_back(graph.value(v).type);
+      }
+      NodeId copy = target.add_node(node.op, inputs, node.attrs, out_names, types, node.name);
+      results = target.node(copy).outputs;
+    }
+    for (size_t i = 0; i < results.size(); ++i) {
+      ValueId r = results[i];
+      if (r == kNoValue) continue;
+      check(target.value(r).type == graph.value(node.outputs[i]).type,
+            "fission of {}: output {} is {}, the operator's is {}", graph.describe(n), i,
+            format_type(target.value(r).type), format_type(graph.value(node.outputs[i]).type));
+      map[node.outputs[i]] = r;
+      if (target.value(r).producer != kNoNode) names.emplace(r, graph.value(node.outputs[i]).name);
+    }
+  }
+
+  // A graph output that is an input, a constant or a renamed value gets an identity primitive.
+  std::vector<ValueId> outputs;
+  for (ValueId v : graph.outputs()) {
+    ValueId r = map[v];
+    check(r != kNoValue, "fission: graph output '{}' was not computed", graph.value(v).name);
+    auto it = names.find(r);
+    if (target.value(r).producer == kNoNode || it == names.end() ||
+        it->second != graph.value(v).name) {
+      Builder b(target);
+      r = b.op("prim.Elementwise", {r}, {{"fn", std::string("identity")}},
+               target.fresh_name("fission/out"));
+      names.emplace(r, graph.value(v).name);
+    }
+    outputs.push_back(r);
+  }
+  target.set_outputs(outputs);
+  if (report != nullptr) *report = std::move(local);
+  return remove_dead_code(copy_with_names(target, names));
+}
+
+}  // namespace orch::fission

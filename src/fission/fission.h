@@ -1,0 +1,29 @@
+// Operator fission (Korch §3): every ONNX operator becomes a small graph of primitives
+// (`prim.*` ops, ir/ops/prim.h), each with one output. Rules are data, one file per op family
+// (rule.h); an operator with no applicable rule, and every Opaque op, is kept whole.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace orch::fission {
+
+struct FissionOptions {
+  /// When false, an operator without an applicable rule is an error instead of kept whole.
+  bool keep_unmatched = true;
+};
+
+/// What fission did.
+struct FissionReport {
+  int rewritten = 0;
+  /// "Op 'name': reason" for each node kept whole (Opaque ops included).
+  std::vector<std::string> kept;
+};
+
+/// The primitive graph equivalent to `graph`. Graph inputs and outputs keep their names.
+Graph fission(const Graph& graph, const FissionOptions& options = {},
+              FissionReport* report = nullptr);
+
+}  // namespace orch::fission

@@ -1,0 +1,162 @@
+// Fission rules of the linear ops: MatMul with numpy batch broadcasting made explicit, Gemm as
+// transposes + MatMul + scaled bias, Conv / ConvTranspose with explicit pads and the bias as a
+// broadcast add.
+#include "fission/rule.h"
+#include "fission/samples.h"
+#include "ir/error.h"
+#include "ir/ops/linear_window.h"
+#include "ir/ops/shape_util.h"
+
+namespace orch::fission {
+namespace {
+
+using sample::Arg;
+using sample::Rng;
+
+std::vector<ValueId> matmul(RuleContext& ctx) {
+  ValueId a = ctx.in(0), b = ctx.in(1);
+  Shape sa = ctx.shape_of(a), sb = ctx.shape_of(b);
+  if (sa.size() == 1) a = ctx.reshape(a, sa = {1, sa[0]});
+  if (sb.size() == 1) b = ctx.reshape(b, sb = {sb[0], 1});
+  Shape batch = ops::broadcast_shapes(Shape(sa.begin(), sa.end() - 2), Shape(sb.begin(), sb.end() - 2));
+  auto full = [&](ValueId v, const Shape& s) {
+    Shape target = batch;
+    target.insert(target.end(), s.end() - 2, s.end());
+    return ctx.broadcast_to(v, target);
+  };
+  ValueId y = ctx.emit("prim.MatMul", {full(a, sa), full(b, sb)});
+  return single(ctx.reshape(y, ctx.out_type().shape));
+}
+
+std::vector<ValueId> gemm(RuleContext& ctx) {
+  ValueId a = ctx.in(0), b = ctx.in(1);
+  if (attr_int(ctx.attrs(), "transA", 0) != 0) a = ctx.transpose(a, {1, 0});
+  if (attr_int(ctx.attrs(), "transB", 0) != 0) b = ctx.transpose(b, {1, 0});
+  ValueId y = ctx.emit("prim.MatMul", {a, b});
+  DType t = ctx.dtype(y);
+  float alpha = attr_float(ctx.attrs(), "alpha", 1.0f);
+  float beta = attr_float(ctx.attrs(), "beta", 1.0f);
+  if (alpha != 1.0f) y = ctx.ew("mul", {y, ctx.scalar(alpha, t)});
+  if (ctx.has(2) && beta != 0.0f) {
+    ValueId c = ctx.in(2);
+    if (beta != 1.0f) c = ctx.ew("mul", {c, ctx.scalar(beta, t)});
+    y = ctx.ew("add", {y, c});
+  }
+  return single(y);
+}
+
+// Adds a [M] bias along the channel axis of an [N, M, ...] value.
+ValueId add_bias(RuleContext& ctx, ValueId y, ValueId bias) {
+  Shape s(ctx.shape_of(y).size(), 1);
+  s[1] = ctx.shape_of(bias)[0];
+  return ctx.ew("add", {y, ctx.reshape(bias, s)});
+}
+
+std::vector<int64_t> concat(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  std::vector<int64_t> out = a;
+  out.insert(out.end(), b.begin(), b.end());
+  return out;
+}
+
+std::vector<ValueId> conv(RuleContext& ctx) {
+  Shape x = ctx.shape_of(ctx.in(0)), w = ctx.shape_of(ctx.in(1));
+  ops::Window win = ops::forward_window(ctx.attrs(), ops::spatial_dims(x), ops::spatial_dims(w),
+                                        false);
+  Attributes attrs = {{"strides", win.strides},
+                      {"dilations", win.dilations},
+                      {"pads", concat(win.pad_begin, win.pad_end)},
+                      {"group", attr_int(ctx.attrs(), "group", 1)}};
+  ValueId y = ctx.emit("prim.Conv", {ctx.in(0), ctx.in(1)}, attrs);
+  if (ctx.has(2)) y = add_bias(ctx, y, ctx.in(2));
+  return single(y);
+}
+
+// prim.ConvTranspose has no output_shape: the window's resolved pads and the extra end size
+// (output_padding) give the same output.
+std::vector<ValueId> conv_transpose(RuleContext& ctx) {
+  Shape x = ctx.shape_of(ctx.in(0)), w = ctx.shape_of(ctx.in(1));
+  ops::Window win = ops::transposed_window(ctx.attrs(), ops::spatial_dims(x), ops::spatial_dims(w));
+  std::vector<int64_t> output_padding;
+  for (size_t s = 0; s < win.in.size(); ++s) {
+    int64_t base = win.strides[s] * (win.in[s] - 1) + (win.kernel[s] - 1) * win.dilations[s] + 1 -
+                   win.pad_begin[s] - win.pad_end[s];
+    output_padding.push_back(win.out[s] - base);
+    check(output_padding.back() >= 0, "output size {} is below the window's {}", win.out[s], base);
+  }
+  Attributes attrs = {{"strides", win.strides},
+                      {"dilations", win.dilations},
+                      {"pads", concat(win.pad_begin, win.pad_end)},
+                      {"output_padding", output_padding},
+                      {"group", attr_int(ctx.attrs(), "group", 1)}};
+  ValueId y = ctx.emit("prim.ConvTranspose", {ctx.in(0), ctx.in(1)}, attrs);
+  if (ctx.has(2)) y = add_bias(ctx, y, ctx.in(2));
+  return single(y);
+}
+
+// ---- samples ----
+
+Graph matmul_sample(std::string_view, Rng& rng) {
+  int64_t m = sample::integer(rng, 1, 4), k = sample::integer(rng, 1, 4),
+          n = sample::integer(rng, 1, 4);
+  Shape batch = sample::shape(rng, 0, 2, 3);
+  Shape a = sample::broadcastable(rng, batch), b = sample::broadcastable(rng, batch);
+  a.insert(a.end(), {m, k});
+  b.insert(b.end(), {k, n});
+  if (sample::integer(rng, 0, 4) == 0) a = {k};
+  if (sample::integer(rng, 0, 4) == 0) b = {k};
+  return sample::make("MatMul", {Arg::input(DType::f32, a), Arg::input(DType::f32, b)});
+}
+
+Graph gemm_sample(std::string_view, Rng& rng) {
+  int64_t m = sample::integer(rng, 1, 4), k = sample::integer(rng, 1, 4),
+          n = sample::integer(rng, 1, 4);
+  int64_t ta = sample::integer(rng, 0, 1), tb = sample::integer(rng, 0, 1);
+  Attributes attrs = {{"transA", ta}, {"transB", tb}};
+  if (sample::coin(rng)) attrs["alpha"] = 0.5f;
+  if (sample::coin(rng)) attrs["beta"] = 2.0f;
+  std::vector<Arg> args = {Arg::input(DType::f32, ta ? Shape{k, m} : Shape{m, k}),
+                           Arg::input(DType::f32, tb ? Shape{n, k} : Shape{k, n})};
+  if (sample::coin(rng)) args.push_back(Arg::input(DType::f32, sample::broadcastable(rng, {m, n})));
+  return sample::make("Gemm", args, attrs);
+}
+
+Graph conv_sample(std::string_view op, Rng& rng) {
+  int64_t spatial = sample::integer(rng, 1, 2);
+  int64_t group = sample::integer(rng, 1, 2);
+  int64_t cg = sample::integer(rng, 1, 2), mg = sample::integer(rng, 1, 2);
+  Shape x = {sample::integer(rng, 1, 2), cg * group};
+  Shape w = op == "Conv" ? Shape{mg * group, cg} : Shape{cg * group, mg};
+  std::vector<int64_t> strides, dilations, pads_b, pads_e;
+  for (int64_t s = 0; s < spatial; ++s) {
+    x.push_back(sample::integer(rng, 3, 6));
+    w.push_back(sample::integer(rng, 1, 3));
+    strides.push_back(sample::integer(rng, 1, 2));
+    dilations.push_back(sample::integer(rng, 1, 2));
+    pads_b.push_back(sample::integer(rng, 0, 1));
+    pads_e.push_back(sample::integer(rng, 0, 1));
+  }
+  Attributes attrs = {{"strides", strides}, {"dilations", dilations}, {"group", group}};
+  if (sample::coin(rng))
+    attrs["auto_pad"] = std::string(sample::coin(rng) ? "SAME_UPPER" : "SAME_LOWER");
+  else
+    attrs["pads"] = concat(pads_b, pads_e);
+  if (op == "ConvTranspose" && sample::coin(rng)) {
+    std::vector<int64_t> output_padding;
+    for (int64_t s : strides) output_padding.push_back(s > 1 ? 1 : 0);
+    attrs["output_padding"] = output_padding;
+  }
+  std::vector<Arg> args = {Arg::input(DType::f32, x), Arg::input(DType::f32, w)};
+  if (sample::coin(rng)) args.push_back(Arg::input(DType::f32, {op == "Conv" ? w[0] : w[1] * group}));
+  return sample::make(std::string(op), args, attrs);
+}
+
+}  // namespace
+
+void add_linear_rules(RuleTable& rules) {
+  rules.push_back({"MatMul", nullptr, matmul, matmul_sample});
+  rules.push_back({"Gemm", nullptr, gemm, gemm_sample});
+  rules.push_back({"Conv", nullptr, conv, conv_sample});
+  rules.push_back({"ConvTranspose", nullptr, conv_transpose, conv_sample});
+}
+
+}  // namespace orch::fission

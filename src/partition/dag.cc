@@ -1,0 +1,61 @@
+#include "partition/dag.h"
+
+#include <algorithm>
+
+#include "ir/error.h"
+
+namespace orch {
+
+Dag dag_of(const Graph& graph) {
+  Dag dag;
+  dag.size = static_cast<int>(graph.num_nodes());
+  dag.preds.resize(dag.size);
+  dag.is_graph_output.assign(dag.size, false);
+  dag.category.assign(dag.size, Category::Operator);
+  dag.label.resize(dag.size);
+  for (NodeId n = 0; n < dag.size; ++n) {
+    const Node& node = graph.node(n);
+    for (ValueId v : node.inputs) {
+      if (v == kNoValue || graph.value(v).producer == kNoNode) continue;
+      dag.preds[n].push_back(graph.value(v).producer);
+    }
+    std::sort(dag.preds[n].begin(), dag.preds[n].end());
+    dag.preds[n].erase(std::unique(dag.preds[n].begin(), dag.preds[n].end()), dag.preds[n].end());
+    if (const OpSchema* schema = find_op(node.op)) dag.category[n] = schema->category;
+    dag.label[n] = graph.describe(n);
+  }
+  for (ValueId v : graph.outputs()) {
+    NodeId producer = graph.value(v).producer;
+    if (producer != kNoNode) dag.is_graph_output[producer] = true;
+  }
+  return dag;
+}
+
+void check_dag(const Dag& dag) {
+  const size_t n = static_cast<size_t>(dag.size);
+  check(dag.size >= 0 && dag.preds.size() == n && dag.is_graph_output.size() == n &&
+            dag.category.size() == n && dag.label.size() == n,
+        "DAG of {} vertices has {} predecessor lists, {} output flags, {} categories, {} labels",
+        dag.size, dag.preds.size(), dag.is_graph_output.size(), dag.category.size(),
+        dag.label.size());
+  for (int v = 0; v < dag.size; ++v)
+    for (int p : dag.preds[v])
+      check(p >= 0 && p < v, "DAG vertex {} has predecessor {}: not an earlier vertex", v, p);
+}
+
+std::vector<int> last_consumers(const Dag& dag) {
+  std::vector<int> last(dag.size, -1);
+  for (int v = 0; v < dag.size; ++v)
+    for (int p : dag.preds[v]) last[p] = std::max(last[p], v);
+  return last;
+}
+
+std::vector<std::vector<int>> successors(const Dag& dag) {
+  std::vector<std::vector<int>> succs(dag.size);
+  for (int v = 0; v < dag.size; ++v)
+    for (int p : dag.preds[v]) succs[p].push_back(v);
+  for (auto& s : succs) s.erase(std::unique(s.begin(), s.end()), s.end());
+  return succs;
+}
+
+}  // namespace orch

@@ -1,0 +1,37 @@
+// The primitive graph as a plain DAG: what kernel identification needs of a Graph and nothing
+// more, so that partitioning and enumeration are testable on hand-made and random DAGs.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "ir/op_registry.h"
+
+namespace orch {
+
+/// A DAG whose vertices are in topological order (every predecessor has a smaller index).
+/// Vertex v of `dag_of(graph)` is node v of the graph.
+struct Dag {
+  int size = 0;
+  std::vector<std::vector<int>> preds;  // sorted, without duplicates
+  std::vector<bool> is_graph_output;    // some output of the vertex is a graph output
+  std::vector<Category> category;
+  std::vector<std::string> label;  // for messages: "Add 'name'" or "Add #3"
+};
+
+/// One vertex per node; an edge u -> v when v reads a value u produces. Graph inputs and
+/// constants are not vertices. Categories come from the op registry (Operator when unknown).
+Dag dag_of(const Graph& graph);
+
+/// Throws Error naming the vertex when a predecessor is out of range or not earlier, or the
+/// per-vertex vectors do not have `size` entries.
+void check_dag(const Dag& dag);
+
+/// For each vertex, its last (largest) successor, or -1 when it has none.
+std::vector<int> last_consumers(const Dag& dag);
+
+/// Successor lists of every vertex, sorted.
+std::vector<std::vector<int>> successors(const Dag& dag);
+
+}  // namespace orch

@@ -1,0 +1,188 @@
+// Structural counts on small hand-made graphs, rejection reasons, the state-cap report, the
+// DAG of an IR graph and the hand-off to orchestration.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "candidates/candidates.h"
+#include "candidates/orchestration_problem.h"
+#include "dag_util.h"
+#include "ir/error.h"
+#include "ir/text_format.h"
+
+namespace orch {
+namespace {
+
+using testing::make_dag;
+using testing::mask_of;
+
+SubgraphCandidates enumerate_whole(const Dag& dag, Feasibility feasible = {}) {
+  return enumerate_candidates(sub_dag(dag, 0, dag.size),
+                              {.max_states = 1000, .feasible = std::move(feasible)});
+}
+
+std::set<uint32_t> members(const SubgraphCandidates& result) {
+  std::set<uint32_t> out;
+  for (const KernelCandidate& k : result.kept) out.insert(mask_of(k.members));
+  return out;
+}
+
+TEST(Candidates, ChainOfThreeHasFourStatesAndSixCandidates) {
+  SubgraphCandidates result = enumerate_whole(make_dag(3, {{0, 1}, {1, 2}}));
+  EXPECT_EQ(result.states, 4);
+  EXPECT_EQ(result.kept.size(), 6u);
+  EXPECT_EQ(members(result), (std::set<uint32_t>{0b001, 0b010, 0b100, 0b011, 0b110, 0b111}));
+}
+
+TEST(Candidates, DiamondHasSixStatesAndTwelveCandidates) {
+  // 0 -> {1, 2} -> 3: {0,3}, {0,1,3}, {0,2,3} are not convex.
+  SubgraphCandidates result = enumerate_whole(make_dag(4, {{0, 1}, {0, 2}, {1, 3}, {2, 3}}));
+  EXPECT_EQ(result.states, 6);
+  EXPECT_EQ(result.kept.size(), 12u);
+  std::set<uint32_t> found = members(result);
+  EXPECT_FALSE(found.contains(0b1001));
+  EXPECT_TRUE(found.contains(0b0110));  // the two branches side by side
+}
+
+TEST(Candidates, MultiOutputKernelsWriteEveryValueReadOutside) {
+  SubgraphCandidates result = enumerate_whole(make_dag(4, {{0, 1}, {0, 2}, {1, 3}, {2, 3}}));
+  std::map<uint32_t, uint32_t> outputs;
+  for (const KernelCandidate& k : result.kept) outputs[mask_of(k.members)] = mask_of(k.outputs);
+  EXPECT_EQ(outputs.at(0b0011), 0b0011u);  // 0 feeds 2, 1 feeds 3
+  EXPECT_EQ(outputs.at(0b0111), 0b0110u);
+  EXPECT_EQ(outputs.at(0b1111), 0b1000u);  // the graph output
+}
+
+TEST(Candidates, OpaqueVertexOnlyAlone) {
+  Dag dag = make_dag(3, {{0, 1}, {1, 2}},
+                     {Category::Elementwise, Category::Opaque, Category::Elementwise});
+  SubgraphCandidates result = enumerate_whole(dag, feasibility_of({}));
+  EXPECT_EQ(members(result), (std::set<uint32_t>{0b001, 0b010, 0b100}));
+  EXPECT_EQ(result.rejected, (std::map<std::string, int64_t>{{"Opaque with others", 3}}));
+
+  // Partitioned, the Opaque vertex is a subgraph of its own.
+  KernelIdentification kernels =
+      identify_kernels(dag, {.enumeration = {.feasible = feasibility_of({})}});
+  ASSERT_EQ(kernels.subgraphs.size(), 3u);
+  EXPECT_EQ(kernels.subgraphs[1].begin, 1);
+  EXPECT_EQ(kernels.subgraphs[1].end, 2);
+  for (const SubgraphCandidates& sub : kernels.candidates) {
+    EXPECT_EQ(sub.kept.size(), 1u);
+    EXPECT_EQ(sub.rejected_total(), 0);
+  }
+}
+
+TEST(Candidates, AtMostOneLinearPerKernel) {
+  // MatMul -> Add -> MatMul: only the whole chain holds two Linear primitives.
+  Dag dag =
+      make_dag(3, {{0, 1}, {1, 2}}, {Category::Linear, Category::Elementwise, Category::Linear});
+  SubgraphCandidates result = enumerate_whole(dag, feasibility_of({}));
+  EXPECT_EQ(result.kept.size(), 5u);
+  EXPECT_EQ(result.rejected, (std::map<std::string, int64_t>{{"more than 1 Linear", 1}}));
+  EXPECT_EQ(enumerate_whole(dag, feasibility_of({.max_linear = 2})).kept.size(), 6u);
+}
+
+TEST(Candidates, SizeCapRejectsWithReason) {
+  SubgraphCandidates result =
+      enumerate_whole(make_dag(4, {{0, 1}, {1, 2}, {2, 3}}), feasibility_of({.max_primitives = 2}));
+  EXPECT_EQ(result.kept.size(), 7u);  // 4 singletons, 3 pairs
+  EXPECT_EQ(result.rejected, (std::map<std::string, int64_t>{{"more than 2 primitives", 3}}));
+}
+
+TEST(Candidates, KernelWhoseValuesNobodyReadsIsRejected) {
+  Dag dag = make_dag(2, {{0, 1}});
+  dag.is_graph_output = {true, false};  // vertex 1 is dead
+  SubgraphCandidates result = enumerate_whole(dag);
+  EXPECT_EQ(members(result), (std::set<uint32_t>{0b01, 0b11}));
+  EXPECT_EQ(result.rejected, (std::map<std::string, int64_t>{{"writes nothing read", 1}}));
+}
+
+TEST(Candidates, StateCapReportsTheSubgraph) {
+  Dag wide = make_dag(20, {});  // 2^20 states
+  SubgraphCandidates result =
+      enumerate_candidates(sub_dag(wide, 0, wide.size), {.max_states = 100});
+  EXPECT_TRUE(result.state_cap_hit);
+  EXPECT_EQ(result.states, 100);
+  EXPECT_EQ(result.note,
+            "state cap reached in subgraph of vertices [0, 20) (20 vertices): more than 100 "
+            "execution states; its candidates are incomplete (cut it or raise the cap)");
+
+  // Partitioning keeps every subgraph under the cap.
+  KernelIdentification kernels = identify_kernels(wide, {.enumeration = {.max_states = 100}});
+  EXPECT_EQ(kernels.subgraphs.size(), 4u);  // 6 + 6 + 6 + 2 independent vertices
+  for (const SubgraphCandidates& sub : kernels.candidates) EXPECT_FALSE(sub.state_cap_hit);
+}
+
+TEST(Candidates, SubgraphTooLargeForBitsetsIsAnError) {
+  Dag chain = make_dag(200, {});
+  try {
+    sub_dag(chain, 0, 200);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(),
+                 "subgraph [0, 200) has 200 vertices; enumeration handles at most 128: cut it");
+  }
+}
+
+TEST(Dag, OfGraphHasOneVertexPerNodeAndCategoriesFromTheRegistry) {
+  Graph graph = parse_graph(R"(graph g(%x: f32[2,4]) {
+  const %k = i64[1]{2}
+  %a: f32[2,4] = Relu(%x)
+  %b: f32[2,4] = Add(%a, %x)
+  %v: f32[2,2], %i: i64[2,2] = TopK(%b, %k)
+  %c: f32[2,2] = Neg(%v)
+  return %c, %a
+})");
+  Dag dag = dag_of(graph);
+  ASSERT_EQ(dag.size, 4);
+  EXPECT_EQ(dag.preds, (std::vector<std::vector<int>>{{}, {0}, {1}, {2}}));
+  EXPECT_EQ(dag.is_graph_output, (std::vector<bool>{true, false, false, true}));
+  EXPECT_EQ(dag.category[2], Category::Opaque);
+  EXPECT_EQ(dag.label[2], graph.describe(2));
+}
+
+TEST(Dag, CheckNamesABackwardEdge) {
+  Dag dag = make_dag(2, {});
+  dag.preds[0] = {1};
+  try {
+    check_dag(dag);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "DAG vertex 0 has predecessor 1: not an earlier vertex");
+  }
+}
+
+TEST(OrchestrationProblem, CarriesTheDagAndCostedCandidates) {
+  Dag dag = make_dag(3, {{0, 1}, {1, 2}});
+  KernelIdentification kernels = identify_kernels(dag, {});
+  std::vector<Candidate> candidates = global_candidates(dag, kernels);
+  ASSERT_EQ(candidates.size(), 6u);
+  // Fusing is cheaper: one launch per kernel plus a little per primitive.
+  std::vector<double> costs;
+  for (const Candidate& c : candidates)
+    costs.push_back(10.0 + static_cast<double>(c.primitives.size()));
+  OrchestrationProblem problem = orchestration_problem(dag, kernels, costs);
+  EXPECT_EQ(problem.num_primitives, 3);
+  EXPECT_EQ(problem.primitive_inputs, dag.preds);
+  EXPECT_EQ(problem.graph_outputs, std::vector<int>{2});
+  Plan plan = orchestrate(problem);
+  EXPECT_EQ(check_plan(problem, plan), "");
+  ASSERT_EQ(plan.kernels.size(), 1u);
+  EXPECT_EQ(problem.candidates[plan.kernels[0].candidate].label, "v0 + v1 + v2");
+  EXPECT_DOUBLE_EQ(plan.objective_us, 13.0);
+}
+
+TEST(OrchestrationProblem, CostCountMustMatch) {
+  Dag dag = make_dag(1, {});
+  KernelIdentification kernels = identify_kernels(dag, {});
+  try {
+    orchestration_problem(dag, kernels, std::vector<double>{});
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "orchestration problem: 0 costs for 1 candidates");
+  }
+}
+
+}  // namespace
+}  // namespace orch
