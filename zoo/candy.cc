@@ -39,9 +39,7 @@ ValueId upsample_conv(Net& net, ValueId x, int64_t out_channels, const std::stri
 }  // namespace
 
 Graph build_candy(const ModelOptions& options) {
-  Graph graph;
-  graph.name = "candy";
-  Net net(graph, options.seed);
+  Net net("candy", options.seed);
   ValueId x = net.input("input", {options.batch, 3, options.size, options.size});
   x = conv_norm_relu(net, x, 32, 9, 1, "conv1");
   x = conv_norm_relu(net, x, 64, 3, 2, "conv2");
@@ -50,8 +48,8 @@ Graph build_candy(const ModelOptions& options) {
   x = upsample_conv(net, x, 64, "deconv1");
   x = upsample_conv(net, x, 32, "deconv2");
   x = conv_layer(net, x, 3, 9, 1, "deconv3");
-  net.output(x);
-  return graph;
+  net.output(x, "output");
+  return net.finish();
 }
 
 }  // namespace orch::zoo

@@ -35,6 +35,44 @@ ValueId Net::input(const std::string& name, Shape shape) {
   return builder_.input(name, {DType::f32, std::move(shape)});
 }
 
+void Net::output(ValueId v, std::string name) {
+  builder_.output(v);
+  output_names_.push_back(std::move(name));
+}
+
+Graph Net::finish() {
+  std::vector<std::string> names(graph_.num_values());
+  for (size_t i = 0; i < names.size(); ++i) names[i] = graph_.value(static_cast<ValueId>(i)).name;
+  for (size_t i = 0; i < output_names_.size(); ++i) names[graph_.outputs()[i]] = output_names_[i];
+  // Rebuilding is the way to rename: names are fixed once values exist.
+  Graph renamed;
+  renamed.name = graph_.name;
+  std::vector<ValueId> ids(graph_.num_values(), kNoValue);
+  for (size_t i = 0; i < names.size(); ++i) {
+    const Value& v = graph_.value(static_cast<ValueId>(i));
+    if (v.is_constant()) ids[i] = renamed.add_constant(names[i], v.constant);
+  }
+  for (ValueId in : graph_.inputs()) ids[in] = renamed.add_input(names[in], graph_.value(in).type);
+  for (const Node& node : graph_.nodes()) {
+    std::vector<ValueId> inputs;
+    for (ValueId in : node.inputs) inputs.push_back(in == kNoValue ? kNoValue : ids[in]);
+    std::vector<std::string> out_names;
+    std::vector<TensorType> out_types;
+    for (ValueId out : node.outputs) {
+      out_names.push_back(names[out]);
+      out_types.push_back(graph_.value(out).type);
+    }
+    NodeId n = renamed.add_node(node.op, std::move(inputs), node.attrs, std::move(out_names),
+                                std::move(out_types), node.name);
+    for (size_t i = 0; i < node.outputs.size(); ++i)
+      ids[node.outputs[i]] = renamed.node(n).outputs[i];
+  }
+  std::vector<ValueId> outputs;
+  for (ValueId out : graph_.outputs()) outputs.push_back(ids[out]);
+  renamed.set_outputs(std::move(outputs));
+  return renamed;
+}
+
 ValueId Net::weight(const std::string& name, Shape shape, float bound) {
   return param_near(name, std::move(shape), 0.0f, bound);
 }
@@ -177,7 +215,7 @@ ValueId Net::upsample_nearest(ValueId x, float scale) {
 }
 
 ValueId Net::resize_bilinear(ValueId x, int64_t height, int64_t width) {
-  const Shape& s = shape(x);
+  Shape s = shape(x);
   ValueId sizes = ints({s.at(0), s.at(1), height, width});
   return op("Resize", {x, kNoValue, kNoValue, sizes},
             {{"mode", std::string("linear")},
@@ -185,14 +223,14 @@ ValueId Net::resize_bilinear(ValueId x, int64_t height, int64_t width) {
 }
 
 ValueId Net::split_heads(ValueId x, int64_t heads) {
-  const Shape& s = shape(x);
+  Shape s = shape(x);
   check(s.size() == 3 && s[2] % heads == 0, "split_heads: {} does not split into {} heads",
         format_shape(s), heads);
   return transpose(reshape(x, {s[0], s[1], heads, s[2] / heads}), {0, 2, 1, 3});
 }
 
 ValueId Net::attention(ValueId q, ValueId k, ValueId v) {
-  const Shape& s = shape(q);
+  Shape s = shape(q);
   int64_t batch = s.at(0), heads = s.at(1), length = s.at(2), dim = s.at(3);
   ValueId scores = op("MatMul", {q, transpose(k, {0, 1, 3, 2})});
   scores = mul(scores, scalar(1.0f / std::sqrt(static_cast<float>(dim))));

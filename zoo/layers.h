@@ -1,11 +1,11 @@
 // Layers for the zoo builders: each helper emits the ONNX ops that PyTorch's exporter (opset 17,
 // eval mode) writes for the corresponding torch.nn module, with deterministic random weights.
 //
-//   Graph g;
-//   Net net(g, seed);
+//   Net net("model", seed);
 //   ValueId x = net.input("input", {1, 3, 224, 224});
 //   x = net.relu(net.conv(x, 32, {.kernel = 3, .stride = 2, .pad = 1}));
-//   net.output(x);
+//   net.output(x, "output");
+//   return net.finish();
 //
 // BatchNormalization after a convolution is folded into the convolution's bias, as the exporter
 // does in eval mode, so a "Conv + BN" layer is one Conv with bias.
@@ -42,7 +42,11 @@ struct ConvSpec {
 /// Builds a model's graph layer by layer; parameters are named by the current scope.
 class Net {
  public:
-  Net(Graph& graph, uint64_t seed) : graph_(graph), builder_(graph), rng_(seed) {}
+  Net(const std::string& graph_name, uint64_t seed) : builder_(graph_), rng_(seed) {
+    graph_.name = graph_name;
+  }
+  Net(const Net&) = delete;
+  Net& operator=(const Net&) = delete;
 
   /// Names parameters created while it lives "<outer>.<name>.<param>".
   class Scope {
@@ -59,10 +63,15 @@ class Net {
   Scope scope(const std::string& name) { return Scope(*this, name); }
 
   Builder& builder() { return builder_; }
-  const Shape& shape(ValueId v) const { return builder_.type(v).shape; }
+  /// A copy: references into the graph dangle once more values are added.
+  Shape shape(ValueId v) const { return builder_.type(v).shape; }
 
   ValueId input(const std::string& name, Shape shape);
-  void output(ValueId v) { builder_.output(v); }
+  /// Marks a graph output; `finish` gives it its name.
+  void output(ValueId v, std::string name);
+  /// The graph with the outputs renamed as given to `output` (node outputs otherwise get
+  /// generated names). The Net must not be used afterwards.
+  Graph finish();
 
   /// A parameter uniform in [-bound, bound) (PyTorch's default init when bound = 1/sqrt(fan_in)).
   ValueId weight(const std::string& name, Shape shape, float bound);
@@ -127,10 +136,11 @@ class Net {
  private:
   std::string param_name(const std::string& name);
 
-  Graph& graph_;
+  Graph graph_;
   Builder builder_;
   Rng rng_;
   std::string prefix_;
+  std::vector<std::string> output_names_;
 };
 
 }  // namespace orch::zoo

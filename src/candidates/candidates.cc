@@ -11,6 +11,8 @@ Feasibility feasibility_of(const FeasibilityRules& rules) {
   return [rules](const KernelShape& k) -> std::string {
     const int opaque = k.by_category[static_cast<int>(Category::Opaque)];
     if (rules.opaque_alone && opaque > 0 && k.size > 1) return "Opaque with others";
+    const int operators = k.by_category[static_cast<int>(Category::Operator)];
+    if (rules.operator_alone && operators > 0 && k.size > 1) return "operator with others";
     if (k.by_category[static_cast<int>(Category::Linear)] > rules.max_linear)
       return fmt::format("more than {} Linear", rules.max_linear);
     if (rules.max_primitives > 0 && k.size > rules.max_primitives)
@@ -41,7 +43,7 @@ void classify(const SubDag& sub, const std::array<VertexSet, kNumCategories>& by
               SubgraphCandidates& out) {
   KernelCandidate candidate{.members = members};
   members.for_each([&](int v) {
-    if (sub.external.contains(v) || !sub.succs[v].subset_of(members)) candidate.outputs.insert(v);
+    if (sub.external.contains(v) || !sub.readers[v].subset_of(members)) candidate.outputs.insert(v);
   });
   KernelShape shape{.size = members.size(), .num_outputs = candidate.outputs.size()};
   for (int c = 0; c < kNumCategories; ++c) shape.by_category[c] = (members & by_category[c]).size();
@@ -99,15 +101,15 @@ KernelIdentification identify_kernels(const Dag& dag, const IdentifyOptions& opt
   partition_options.max_vertices =
       std::min(partition_options.max_vertices, static_cast<int>(VertexSet::kCapacity));
   const int64_t cap = options.enumeration.max_states;
-  const std::vector<int> last = last_consumers(dag);
-  partition_options.fits = [&dag, &last, cap](int begin, int end) {
-    return !execution_states(sub_dag(dag, last, begin, end), cap).capped;
+  const DagIndex index = index_dag(dag);
+  partition_options.fits = [&dag, &index, cap](int begin, int end) {
+    return !execution_states(sub_dag(dag, index, begin, end), cap).capped;
   };
   KernelIdentification result;
   result.subgraphs = partition(dag, partition_options);
   for (const Subgraph& s : result.subgraphs)
     result.candidates.push_back(
-        enumerate_candidates(sub_dag(dag, last, s.begin, s.end), options.enumeration));
+        enumerate_candidates(sub_dag(dag, index, s.begin, s.end), options.enumeration));
   return result;
 }
 

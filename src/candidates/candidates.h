@@ -27,16 +27,16 @@ struct KernelShape {
 /// A backend's verdict on a candidate: "" to keep it, otherwise why it cannot be generated.
 using Feasibility = std::function<std::string(const KernelShape&)>;
 
-/// The rules of the CPU backends. Category::Operator (an operator before fission) counts as
-/// neither Linear nor Opaque.
+/// The rules of the CPU backends.
 struct FeasibilityRules {
-  int max_linear = 1;        // Linear primitives one kernel may hold (one oneDNN call)
-  int max_primitives = 32;   // size cap; 0: none
-  bool opaque_alone = true;  // an Opaque primitive is only ever a kernel of its own
+  int max_linear = 1;          // Linear primitives one kernel may hold (one oneDNN call)
+  int max_primitives = 32;     // size cap; 0: none
+  bool opaque_alone = true;    // an Opaque primitive is only ever a kernel of its own
+  bool operator_alone = true;  // so is an operator fission left whole (Category::Operator)
 };
 
-/// The predicate for `rules`. Reasons: "more than N Linear", "Opaque with others",
-/// "more than N primitives".
+/// The predicate for `rules`. Reasons: "Opaque with others", "operator with others",
+/// "more than N Linear", "more than N primitives".
 Feasibility feasibility_of(const FeasibilityRules& rules);
 
 /// A candidate kernel of one subgraph, in its local vertex numbers.
@@ -64,8 +64,10 @@ struct SubgraphCandidates {
   int64_t rejected_total() const;
 };
 
-/// Enumerates the states of `sub`, then its candidates: each convex subgraph exactly once (from
-/// its one pair with D1 = the ancestors of the candidate outside it), checked by `feasible`.
+/// Enumerates the execution states of `sub` (over its anchored edges), then its candidates: each
+/// convex subgraph exactly once (from its one pair with D1 = the candidate's ancestors outside
+/// it) with its output set, kept when it writes a value someone reads and `feasible` accepts it
+/// (otherwise counted under "writes nothing read" or the feasibility reason).
 SubgraphCandidates enumerate_candidates(const SubDag& sub, const EnumerationOptions& options);
 
 struct IdentifyOptions {

@@ -7,7 +7,12 @@
 
 namespace orch {
 
-SubDag sub_dag(const Dag& dag, const std::vector<int>& last_consumer, int begin, int end) {
+DagIndex index_dag(const Dag& dag) {
+  check_dag(dag);
+  return {.anchored = anchored_preds(dag), .last_consumer = last_consumers(dag)};
+}
+
+SubDag sub_dag(const Dag& dag, const DagIndex& index, int begin, int end) {
   check(0 <= begin && begin <= end && end <= dag.size,
         "subgraph [{}, {}) is not a range of the {} vertices", begin, end, dag.size);
   check(end - begin <= VertexSet::kCapacity,
@@ -18,22 +23,25 @@ SubDag sub_dag(const Dag& dag, const std::vector<int>& last_consumer, int begin,
   sub.size = end - begin;
   sub.preds.resize(sub.size);
   sub.succs.resize(sub.size);
+  sub.readers.resize(sub.size);
   sub.category.assign(dag.category.begin() + begin, dag.category.begin() + end);
   for (int v = 0; v < sub.size; ++v) {
+    const int g = begin + v;
     // Consumers come later in the order: one outside the subgraph is at or after `end`.
-    if (dag.is_graph_output[begin + v] || last_consumer[begin + v] >= end) sub.external.insert(v);
-    for (int p : dag.preds[begin + v]) {
+    if (dag.is_graph_output[g] || index.last_consumer[g] >= end) sub.external.insert(v);
+    for (int p : index.anchored[g]) {
       if (p < begin) continue;
       sub.preds[v].insert(p - begin);
       sub.succs[p - begin].insert(v);
     }
+    for (int p : dag.preds[g])
+      if (p >= begin) sub.readers[p - begin].insert(v);
   }
   return sub;
 }
 
 SubDag sub_dag(const Dag& dag, int begin, int end) {
-  check_dag(dag);
-  return sub_dag(dag, last_consumers(dag), begin, end);
+  return sub_dag(dag, index_dag(dag), begin, end);
 }
 
 StateSet execution_states(const SubDag& sub, int64_t max_states) {

@@ -10,20 +10,30 @@
 namespace orch {
 
 /// One subgraph [begin, end) of a Dag with local vertex numbers 0..size-1 (local v is global
-/// begin + v), as bitsets.
+/// begin + v), as bitsets. Enumeration orders by the anchored edges (anchored_preds); output
+/// sets follow the values actually read.
 struct SubDag {
   int begin = 0;
   int size = 0;
-  std::vector<VertexSet> preds;  // local predecessors (those outside the subgraph dropped)
-  std::vector<VertexSet> succs;  // local successors
+  std::vector<VertexSet> preds;    // local anchored predecessors (outside ones dropped)
+  std::vector<VertexSet> succs;    // local anchored successors
+  std::vector<VertexSet> readers;  // local vertices reading each vertex's value
   VertexSet external;  // vertices a graph output is or a vertex outside the subgraph reads
   std::vector<Category> category;
 };
 
-/// The subgraph [begin, end) of `dag`; `last_consumer` is last_consumers(dag). Throws Error when
-/// it has more than VertexSet::kCapacity vertices or the range is invalid.
-SubDag sub_dag(const Dag& dag, const std::vector<int>& last_consumer, int begin, int end);
-/// The same, computing last_consumers(dag) (linear in the whole DAG).
+/// What sub_dag needs of the whole DAG, computed once per DAG.
+struct DagIndex {
+  std::vector<std::vector<int>> anchored;  // anchored_preds(dag)
+  std::vector<int> last_consumer;          // last_consumers(dag)
+};
+
+DagIndex index_dag(const Dag& dag);
+
+/// The subgraph [begin, end) of `dag`, whose index is `index`. Throws Error when it has more
+/// than VertexSet::kCapacity vertices or the range is invalid.
+SubDag sub_dag(const Dag& dag, const DagIndex& index, int begin, int end);
+/// The same, indexing `dag` first (linear in the whole DAG).
 SubDag sub_dag(const Dag& dag, int begin, int end);
 
 /// The execution states of a subgraph, found by DFS from the empty state (Korch Algorithm 1).

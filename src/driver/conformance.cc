@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "fission/fission.h"
 #include "frontend/model_ops.h"
 #include "frontend/onnx_import.h"
 #include "frontend/tensor_proto.h"
@@ -90,11 +91,15 @@ std::string run_data_set(const fs::path& model, const fs::path& set,
         set.filename().string(), inputs.size(), declared.size());
   check_declared_shapes(declared, inputs);
   frontend::ImportOptions import_options;
+  // The test data binds symbolic dims, as a user's --shape would.
+  for (size_t i = 0; i < declared.size(); ++i)
+    import_options.shapes[declared[i].name] = inputs[i].shape();
   for (size_t i = 0; i < declared.size(); ++i)
     import_options.known_inputs.emplace(
         declared[i].name,
         as_declared(inputs[i], parse_dtype(declared[i].dtype).value_or(inputs[i].dtype())));
   Graph graph = frontend::import_onnx_file(model.string(), import_options);
+  if (options.through_fission) graph = fission::fission(graph);
 
   std::vector<Tensor> feed;
   for (ValueId in : graph.inputs()) {

@@ -24,6 +24,8 @@ struct ConformanceOptions {
   double atol = 1e-7;
   /// Only tests whose folder name contains this text.
   std::string filter;
+  /// Run the primitive graph (operator fission) instead of the operator graph.
+  bool through_fission = false;
 };
 
 /// Runs one test folder. Never throws: every problem becomes a failed or skipped result.

@@ -39,11 +39,11 @@ bool RuleContext::output_used(size_t i) const {
 ValueId RuleContext::emit(const std::string& op, std::vector<ValueId> inputs, Attributes attrs) {
   Builder b(target_);
   return b.op(op, std::move(inputs), std::move(attrs),
-              target_.fresh_name(fmt::format("fission/{}", op.substr(op.find('.') + 1))));
+              target_.fresh_name(fmt::format("fission.{}", op.substr(op.find('.') + 1))));
 }
 
 ValueId RuleContext::constant_value(Tensor t) {
-  return target_.add_constant(target_.fresh_name("fission/c"), std::move(t));
+  return target_.add_constant(target_.fresh_name("fission.c"), std::move(t));
 }
 
 ValueId RuleContext::scalar(double v, DType dtype) {

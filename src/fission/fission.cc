@@ -107,7 +107,7 @@ Graph fission(const Graph& graph, const FissionOptions& options, FissionReport* 
       std::vector<std::string> out_names;
       std::vector<TensorType> types;
       for (ValueId v : node.outputs) {
-        out_names.push_back(target.fresh_name("fission/kept"));
+        out_names.push_back(target.fresh_name("fission.kept"));
         types.push_back(graph.value(v).type);
       }
       NodeId copy = target.add_node(node.op, inputs, node.attrs, out_names, types, node.name);
@@ -124,18 +124,19 @@ Graph fission(const Graph& graph, const FissionOptions& options, FissionReport* 
     }
   }
 
-  // A graph output that is an input, a constant or a renamed value gets an identity primitive.
+  // A graph output whose value now has another name gets an identity primitive of its name.
   std::vector<ValueId> outputs;
   for (ValueId v : graph.outputs()) {
     ValueId r = map[v];
     check(r != kNoValue, "fission: graph output '{}' was not computed", graph.value(v).name);
     auto it = names.find(r);
-    if (target.value(r).producer == kNoNode || it == names.end() ||
-        it->second != graph.value(v).name) {
+    const std::string& name = graph.value(v).name;
+    bool named = it != names.end() ? it->second == name : target.value(r).name == name;
+    if (!named) {
       Builder b(target);
       r = b.op("prim.Elementwise", {r}, {{"fn", std::string("identity")}},
-               target.fresh_name("fission/out"));
-      names.emplace(r, graph.value(v).name);
+               target.fresh_name("fission.out"));
+      names.emplace(r, name);
     }
     outputs.push_back(r);
   }

@@ -1,6 +1,6 @@
-// Fission rules of the indexing ops: Gather is a primitive (its gathered axis is data-dependent
-// in the index map); Resize becomes prim.Resize with its constant inputs as attributes.
-// GatherElements, GatherND and the Scatter ops have no rule: they are kept whole.
+// Fission rules of the indexing ops: Gather and GatherElements are primitives (the gathered axis
+// is data-dependent in their index maps); Resize becomes prim.Resize with its constant inputs as
+// attributes. GatherND and the Scatter ops have no rule: they are kept whole.
 #include "fission/rule.h"
 #include "fission/samples.h"
 #include "ir/error.h"
@@ -13,6 +13,11 @@ using sample::Rng;
 
 std::vector<ValueId> gather(RuleContext& ctx) {
   return single(ctx.emit("prim.Gather", {ctx.in(0), ctx.in(1)},
+                         {{"axis", attr_int(ctx.attrs(), "axis", 0)}}));
+}
+
+std::vector<ValueId> gather_elements(RuleContext& ctx) {
+  return single(ctx.emit("prim.GatherElements", {ctx.in(0), ctx.in(1)},
                          {{"axis", attr_int(ctx.attrs(), "axis", 0)}}));
 }
 
@@ -58,6 +63,21 @@ Graph gather_sample(std::string_view, Rng& rng) {
                       {{"axis", axis}});
 }
 
+Graph gather_elements_sample(std::string_view, Rng& rng) {
+  Shape s = sample::shape(rng, 1, 3);
+  int64_t rank = static_cast<int64_t>(s.size());
+  int64_t axis = sample::axis(rng, rank);
+  int64_t n = s[axis < 0 ? axis + rank : axis];
+  Shape is = s;
+  for (int64_t& d : is) d = sample::integer(rng, 1, d);
+  is[axis < 0 ? axis + rank : axis] = sample::integer(rng, 1, 4);
+  std::vector<int64_t> idx(num_elements(is));
+  for (int64_t& i : idx) i = sample::integer(rng, -n, n - 1);
+  return sample::make("GatherElements",
+                      {Arg::input(DType::f32, s), Arg::constant_of(Tensor::from_ints(DType::i64, is, idx))},
+                      {{"axis", axis}});
+}
+
 Graph resize_sample(std::string_view, Rng& rng) {
   Shape s = {1, sample::integer(rng, 1, 2), sample::integer(rng, 2, 4), sample::integer(rng, 2, 4)};
   std::string mode = std::vector<std::string>{"nearest", "linear", "cubic"}[sample::integer(rng, 0, 2)];
@@ -74,6 +94,7 @@ Graph resize_sample(std::string_view, Rng& rng) {
 
 void add_indexing_rules(RuleTable& rules) {
   rules.push_back({"Gather", nullptr, gather, gather_sample});
+  rules.push_back({"GatherElements", nullptr, gather_elements, gather_elements_sample});
   rules.push_back({"Resize", resize_guard, resize, resize_sample});
 }
 

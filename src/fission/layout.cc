@@ -2,6 +2,8 @@
 // Transpose, Tile map to their primitives with every parameter explicit; Split becomes one
 // prim.Slice per output; DepthToSpace/SpaceToDepth are reshape-transpose-reshape; Trilu is a
 // select with a constant mask.
+#include <algorithm>
+
 #include "fission/rule.h"
 #include "fission/samples.h"
 #include "ir/error.h"

@@ -1,6 +1,8 @@
 // Fission rules of the linear ops: MatMul with numpy batch broadcasting made explicit, Gemm as
 // transposes + MatMul + scaled bias, Conv / ConvTranspose with explicit pads and the bias as a
 // broadcast add.
+#include <algorithm>
+
 #include "fission/rule.h"
 #include "fission/samples.h"
 #include "ir/error.h"
@@ -71,24 +73,31 @@ std::vector<ValueId> conv(RuleContext& ctx) {
   return single(y);
 }
 
-// prim.ConvTranspose has no output_shape: the window's resolved pads and the extra end size
-// (output_padding) give the same output.
+// prim.ConvTranspose has no output_shape and no negative pads: it runs with the window's pads
+// clamped at 0 and the extra end size as output_padding; negative pads (more output than the
+// full result, e.g. SAME with output_padding) become zero padding of the result.
 std::vector<ValueId> conv_transpose(RuleContext& ctx) {
   Shape x = ctx.shape_of(ctx.in(0)), w = ctx.shape_of(ctx.in(1));
   ops::Window win = ops::transposed_window(ctx.attrs(), ops::spatial_dims(x), ops::spatial_dims(w));
-  std::vector<int64_t> output_padding;
-  for (size_t s = 0; s < win.in.size(); ++s) {
-    int64_t base = win.strides[s] * (win.in[s] - 1) + (win.kernel[s] - 1) * win.dilations[s] + 1 -
-                   win.pad_begin[s] - win.pad_end[s];
-    output_padding.push_back(win.out[s] - base);
-    check(output_padding.back() >= 0, "output size {} is below the window's {}", win.out[s], base);
+  size_t k = win.in.size();
+  std::vector<int64_t> pads(2 * k), output_padding(k), extra(2 * (k + 2), 0);
+  for (size_t s = 0; s < k; ++s) {
+    pads[s] = std::max<int64_t>(win.pad_begin[s], 0);
+    pads[k + s] = std::max<int64_t>(win.pad_end[s], 0);
+    extra[2 + s] = pads[s] - win.pad_begin[s];
+    extra[k + 4 + s] = pads[k + s] - win.pad_end[s];
+    int64_t full = win.strides[s] * (win.in[s] - 1) + (win.kernel[s] - 1) * win.dilations[s] + 1;
+    output_padding[s] = win.out[s] - extra[2 + s] - extra[k + 4 + s] - (full - pads[s] - pads[k + s]);
+    check(output_padding[s] >= 0, "output size {} is below the window's", win.out[s]);
   }
   Attributes attrs = {{"strides", win.strides},
                       {"dilations", win.dilations},
-                      {"pads", concat(win.pad_begin, win.pad_end)},
+                      {"pads", pads},
                       {"output_padding", output_padding},
                       {"group", attr_int(ctx.attrs(), "group", 1)}};
   ValueId y = ctx.emit("prim.ConvTranspose", {ctx.in(0), ctx.in(1)}, attrs);
+  if (std::any_of(extra.begin(), extra.end(), [](int64_t e) { return e != 0; }))
+    y = ctx.emit("prim.Pad", {y}, {{"pads", extra}, {"mode", std::string("constant")}});
   if (ctx.has(2)) y = add_bias(ctx, y, ctx.in(2));
   return single(y);
 }

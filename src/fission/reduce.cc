@@ -1,10 +1,15 @@
 // Fission rules of the reductions: prim.Reduce (dims kept) plus elementwise pre/post steps and
 // a reshape for keepdims=0. ReduceMean is a sum times 1/n; ReduceLogSumExp keeps the max
-// subtraction for stability.
+// subtraction for stability. ArgMax/ArgMin pick the first (or last) index equal to the extreme
+// with a constant index ramp; CumSum is a MatMul with a constant triangular matrix (Korch's
+// "reduce as linear" view).
+#include <numeric>
+
 #include "fission/rule.h"
 #include "fission/samples.h"
 #include "ir/error.h"
 #include "ir/ops/reduce_params.h"
+#include "ir/ops/shape_util.h"
 
 namespace orch::fission {
 namespace {
@@ -51,6 +56,100 @@ bool float_only(const RuleContext& ctx) {
   return is_float(ctx.dtype(ctx.in(0)));
 }
 
+// A [1, .., n, .., 1] i64 ramp 0..n-1 along `axis`.
+ValueId index_ramp(RuleContext& ctx, int64_t n, int64_t axis, int64_t rank) {
+  std::vector<int64_t> ramp(n);
+  std::iota(ramp.begin(), ramp.end(), 0);
+  Shape s(rank, 1);
+  s[axis] = n;
+  return ctx.constant_value(Tensor::from_ints(DType::i64, s, ramp));
+}
+
+std::vector<ValueId> arg_extreme(RuleContext& ctx) {
+  ValueId x = ctx.in(0);
+  int64_t rank = static_cast<int64_t>(ctx.shape_of(x).size());
+  int64_t axis = ops::normalize_axis(attr_int(ctx.attrs(), "axis", 0), rank);
+  bool last = attr_int(ctx.attrs(), "select_last_index", 0) != 0;
+  int64_t n = ctx.shape_of(x)[axis];
+  ValueId extreme = ctx.reduce(ctx.node().op == "ArgMax" ? "max" : "min", x, {axis});
+  ValueId ramp = index_ramp(ctx, n, axis, rank);
+  ValueId hits = ctx.ew("where", {ctx.ew("equal", {x, extreme}), ramp,
+                                  ctx.scalar(last ? -1 : n, DType::i64)});
+  ValueId index = ctx.reduce(last ? "max" : "min", ctx.broadcast_to(hits, ctx.shape_of(x)), {axis});
+  return single(ctx.reshape(index, ctx.out_type().shape));
+}
+
+// An empty axis has no extreme to compare with (the kernel returns 0 there).
+bool nonempty_axis(const RuleContext& ctx) {
+  const Shape& s = ctx.shape_of(ctx.in(0));
+  if (s.empty()) return false;
+  int64_t axis = ops::normalize_axis(attr_int(ctx.attrs(), "axis", 0), static_cast<int64_t>(s.size()));
+  return s[axis] > 0;
+}
+
+constexpr int64_t kMaxScanLength = 4096;
+
+bool cumsum_guard(const RuleContext& ctx) {
+  const Shape& s = ctx.shape_of(ctx.in(0));
+  if (s.empty()) return false;
+  int64_t axis = ops::normalize_axis(ctx.constant(1).get_int(0), static_cast<int64_t>(s.size()));
+  DType t = ctx.dtype(ctx.in(0));
+  bool matmul_type = is_float(t) || t == DType::i32 || t == DType::i64 || t == DType::u32 ||
+                     t == DType::u64;
+  return matmul_type && s[axis] <= kMaxScanLength;
+}
+
+// y[.., j] = sum_i x[.., i] * W[i, j]: W[i, j] = 1 where i <= j (i >= j reversed; strict when
+// exclusive).
+std::vector<ValueId> cumsum(RuleContext& ctx) {
+  ValueId x = ctx.in(0);
+  Shape s = ctx.shape_of(x);
+  int64_t rank = static_cast<int64_t>(s.size());
+  int64_t axis = ops::normalize_axis(ctx.constant(1).get_int(0), rank);
+  bool exclusive = attr_int(ctx.attrs(), "exclusive", 0) != 0;
+  bool reverse = attr_int(ctx.attrs(), "reverse", 0) != 0;
+  std::vector<int64_t> perm;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis) perm.push_back(d);
+  perm.push_back(axis);
+  ValueId moved = ctx.transpose(x, perm);
+  Shape moved_shape = ctx.shape_of(moved);
+  int64_t n = s[axis];
+  ValueId rows = ctx.reshape(moved, {num_elements(s) / std::max<int64_t>(n, 1), n});
+  Tensor w(ctx.dtype(x), {n, n});
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      bool in = reverse ? i >= j : i <= j;
+      w.set_int(i * n + j, in && !(exclusive && i == j));
+    }
+  ValueId y = ctx.emit("prim.MatMul", {rows, ctx.constant_value(w)});
+  y = ctx.reshape(y, moved_shape);
+  std::vector<int64_t> inverse(rank);
+  for (int64_t d = 0; d < rank; ++d) inverse[perm[d]] = d;
+  y = ctx.transpose(y, inverse);
+  return single(y == x ? ctx.ew("identity", {y}) : y);
+}
+
+Graph arg_sample(std::string_view op, Rng& rng) {
+  Shape s = sample::shape(rng, 1, 4);
+  Attributes attrs = {{"axis", sample::axis(rng, static_cast<int64_t>(s.size()))},
+                      {"keepdims", sample::integer(rng, 0, 1)},
+                      {"select_last_index", sample::integer(rng, 0, 1)}};
+  // Small integers make ties, so first/last index selection matters.
+  DType t = sample::coin(rng) ? DType::i32 : DType::f32;
+  return sample::make(std::string(op), {Arg::input(t, s)}, attrs);
+}
+
+Graph cumsum_sample(std::string_view, Rng& rng) {
+  Shape s = sample::shape(rng, 1, 3);
+  Attributes attrs = {{"exclusive", sample::integer(rng, 0, 1)},
+                      {"reverse", sample::integer(rng, 0, 1)}};
+  int64_t axis = sample::axis(rng, static_cast<int64_t>(s.size()));
+  return sample::make("CumSum", {Arg::input(sample::float_type(rng), s),
+                                 Arg::constant_of(Tensor::scalar(DType::i64, axis))},
+                      attrs);
+}
+
 Graph reduce_sample(std::string_view op, Rng& rng) {
   Shape s = sample::shape(rng, 1, 4);
   int64_t rank = static_cast<int64_t>(s.size());
@@ -77,6 +176,9 @@ void add_reduce_rules(RuleTable& rules) {
     rules.push_back({op, nullptr, reduction, reduce_sample});
   for (std::string_view op : {"ReduceMean", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp"})
     rules.push_back({op, float_only, reduction, reduce_sample});
+  for (std::string_view op : {"ArgMax", "ArgMin"})
+    rules.push_back({op, nonempty_axis, arg_extreme, arg_sample});
+  rules.push_back({"CumSum", cumsum_guard, cumsum, cumsum_sample});
 }
 
 }  // namespace orch::fission

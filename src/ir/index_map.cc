@@ -156,7 +156,8 @@ Interval IndexExpr::eval(std::span<const Interval> box, Interval dim) const {
 std::string IndexExpr::str(int out_rank) const {
   auto paren = [&](const IndexExpr& e) {
     std::string s = e.str(out_rank);
-    return e.kind_ == Kind::add ? "(" + s + ")" : s;
+    bool leaf = e.kind_ == Kind::var || e.kind_ == Kind::constant || e.kind_ == Kind::whole;
+    return leaf ? s : "(" + s + ")";
   };
   switch (kind_) {
     case Kind::var:

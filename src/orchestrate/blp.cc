@@ -16,6 +16,7 @@
 #include <coin/OsiClpSolverInterface.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -137,53 +138,75 @@ std::vector<double> start_values(const Columns& columns, const Model& model,
 
 }  // namespace
 
+namespace {
+
+BlpResult run_cbc(const Columns& columns, const Model& model, const std::vector<int>& warm,
+                  double time_limit_s, bool preprocess) {
+  const int num_columns = static_cast<int>(model.objective.size());
+  const int num_rows = static_cast<int>(model.row_lower.size());
+  CoinPackedMatrix matrix(false, num_columns, num_rows, model.row_start.back(),
+                          model.value.data(), model.index.data(), model.row_start.data(),
+                          model.row_length.data());
+  OsiClpSolverInterface solver;
+  solver.messageHandler()->setLogLevel(0);
+  solver.loadProblem(matrix, model.col_lower.data(), model.col_upper.data(),
+                     model.objective.data(), model.row_lower.data(), model.row_upper.data());
+  for (int c = 0; c < num_columns; ++c) solver.setInteger(c);
+
+  CbcModel cbc(solver);
+  CbcSolverUsefulData data;
+  CbcMain0(cbc, data);
+  data.noPrinting_ = true;
+  data.useSignalHandler_ = false;
+  cbc.setLogLevel(0);
+  cbc.messageHandler()->setLogLevel(0);
+  if (!warm.empty()) {
+    std::vector<double> start = start_values(columns, model, warm);
+    cbc.setBestSolution(start.data(), num_columns, total_cost(columns, warm), true);
+  }
+  const char* dbg = getenv("ORCH_CBC_LOG");  // TEMP
+  if (dbg) { cbc.setLogLevel(atoi(dbg)); cbc.messageHandler()->setLogLevel(atoi(dbg)); data.noPrinting_ = false; }
+  std::string seconds = fmt::format("{:.3f}", std::max(time_limit_s, 0.001));
+  // Elapsed time: the limit is the caller's wall-clock budget, not this thread's CPU time.
+  std::vector<const char*> argv = {"orch", "-log", dbg ? dbg : "0", "-timeMode", "elapsed", "-sec",
+                                   seconds.c_str()};
+  if (!preprocess) argv.insert(argv.end(), {"-preprocess", "off"});
+  argv.insert(argv.end(), {"-solve", "-quit"});
+  CbcMain1(static_cast<int>(argv.size()), argv.data(), cbc, [](CbcModel*, int) { return 0; },
+           data);
+  if (dbg) fprintf(stderr, "status %d secondary %d seconds %d infeasible %d optimal %d best %p\n", cbc.status(), cbc.secondaryStatus(), (int)cbc.isSecondsLimitReached(), (int)cbc.isProvenInfeasible(), (int)cbc.isProvenOptimal(), (void*)cbc.bestSolution());
+
+  check(cbc.status() != 2, "orchestrate: CBC abandoned the solve (numerical difficulties)");
+  BlpResult result;
+  result.infeasible = cbc.isProvenInfeasible();
+  result.optimal = cbc.isProvenOptimal() && cbc.bestSolution() != nullptr;
+  result.bound = cbc.getBestPossibleObjValue();
+  if (const double* best = cbc.bestSolution()) {
+    result.has_solution = true;
+    for (int k = 0; k < columns.size(); ++k) {
+      if (best[k] > 0.5) result.chosen.push_back(k);
+    }
+  }
+  return result;
+}
+
+}  // namespace
+
 BlpResult solve_blp(const Columns& columns, const std::vector<CycleCut>& cuts,
                     const std::vector<int>& warm, double time_limit_s, bool buffer_variables,
                     BlpSize& size) {
   Model model = build_model(columns, cuts, buffer_variables);
   size.columns = static_cast<int>(model.objective.size());
   size.rows = static_cast<int>(model.row_lower.size());
-
-  OsiClpSolverInterface solver;
-  solver.messageHandler()->setLogLevel(0);
-  CoinPackedMatrix matrix(false, size.columns, size.rows, model.row_start.back(),
-                          model.value.data(), model.index.data(), model.row_start.data(),
-                          model.row_length.data());
-  solver.loadProblem(matrix, model.col_lower.data(), model.col_upper.data(),
-                     model.objective.data(), model.row_lower.data(), model.row_upper.data());
-  for (int c = 0; c < size.columns; ++c) solver.setInteger(c);
-
   std::lock_guard<std::mutex> lock(cbc_mutex);
-  CbcModel cbc(solver);
-  cbc.messageHandler()->setLogLevel(0);
-  CbcSolverUsefulData data;
-  CbcMain0(cbc, data);
-  data.noPrinting_ = true;
-  data.useSignalHandler_ = false;
-  cbc.setLogLevel(0);
-  if (!warm.empty()) {
-    std::vector<double> start = start_values(columns, model, warm);
-    cbc.setBestSolution(start.data(), size.columns, total_cost(columns, warm), true);
-  }
-  std::string seconds = fmt::format("{:.3f}", std::max(time_limit_s, 0.001));
-  // Elapsed time: the limit is the caller's wall-clock budget, not this thread's CPU time.
-  const char* dbg = getenv("ORCH_CBC_LOG");  // TEMP
-  if (dbg) { cbc.setLogLevel(atoi(dbg)); cbc.messageHandler()->setLogLevel(atoi(dbg)); data.noPrinting_ = false; }
-  if (getenv("ORCH_CBC_MPS")) solver.writeMps(getenv("ORCH_CBC_MPS"));
-  const char* argv[] = {"orch", "-log",          dbg ? dbg : "0",      "-timeMode", "elapsed",
-                        "-sec", seconds.c_str(), "-solve", "-quit"};
-  CbcMain1(9, argv, cbc, [](CbcModel*, int) { return 0; }, data);
-
-  BlpResult result;
-  result.infeasible = cbc.isProvenInfeasible();
-  result.optimal = cbc.isProvenOptimal() && cbc.bestSolution() != nullptr;
-  result.bound = cbc.getBestPossibleObjValue();
-  check(cbc.status() != 2, "orchestrate: CBC abandoned the solve (numerical difficulties)");
-  if (const double* best = cbc.bestSolution()) {
-    result.has_solution = true;
-    for (int k = 0; k < columns.size(); ++k) {
-      if (best[k] > 0.5) result.chosen.push_back(k);
-    }
+  auto start = std::chrono::steady_clock::now();
+  BlpResult result = run_cbc(columns, model, warm, time_limit_s, true);
+  if (result.infeasible) {
+    // CBC 2.10's preprocessing calls a problem infeasible when the time limit cuts its probing
+    // short. The BLP is feasible (the greedy plan satisfies it): solve again without it.
+    double left = time_limit_s -
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    result = left > 0 ? run_cbc(columns, model, warm, left, false) : BlpResult{};
   }
   return result;
 }

@@ -61,7 +61,7 @@ Plan orchestrate(const OrchestrationProblem& problem, const OrchestrateOptions& 
           "feasible");
     bound = std::max(bound, result.bound);
     if (!result.has_solution) {
-      note = "time limit reached before CBC found a plan; the plan is the greedy one";
+      note = "time limit reached before CBC found a plan; the plan is the better starting plan";
       break;
     }
     Replay run = replay(columns, result.chosen);

@@ -17,16 +17,26 @@ struct Dag {
   std::vector<std::vector<int>> preds;  // sorted, without duplicates
   std::vector<bool> is_graph_output;    // some output of the vertex is a graph output
   std::vector<Category> category;
-  std::vector<std::string> label;  // for messages: "Add 'name'" or "Add #3"
+  std::vector<std::string> label;   // for messages: "Add 'name'" or "Add #3"
+  std::vector<bool> constant_only;  // computes from constants alone (no graph input upstream)
 };
 
 /// One vertex per node; an edge u -> v when v reads a value u produces. Graph inputs and
 /// constants are not vertices. Categories come from the op registry (Operator when unknown).
 Dag dag_of(const Graph& graph);
 
-/// Throws Error naming the vertex when a predecessor is out of range or not earlier, or the
-/// per-vertex vectors do not have `size` entries.
+/// Throws Error naming the vertex when a predecessor is out of range or not earlier, a
+/// constant-only vertex has a predecessor that is not, or the per-vertex vectors do not have
+/// `size` entries.
 void check_dag(const Dag& dag);
+
+/// The predecessors enumeration orders by: `preds` plus anchors. A constant-only vertex (weight
+/// preprocessing such as the Reshape and Broadcast of a bias) needs no vertex, so it could run in
+/// any execution state before its consumer, and every such place would be another state: its
+/// anchors are the earlier non-constant-only vertices its first consumer reads (directly, or
+/// through that consumer's own anchors), so it runs just before that consumer. Anchors only
+/// remove states; candidates found with them are convex with or without them.
+std::vector<std::vector<int>> anchored_preds(const Dag& dag);
 
 /// For each vertex, its last (largest) successor, or -1 when it has none.
 std::vector<int> last_consumers(const Dag& dag);

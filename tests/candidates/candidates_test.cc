@@ -73,6 +73,15 @@ TEST(Candidates, OpaqueVertexOnlyAlone) {
   }
 }
 
+TEST(Candidates, UnfissionedOperatorOnlyAloneUnlessAllowed) {
+  Dag dag = make_dag(3, {{0, 1}, {1, 2}},
+                     {Category::Elementwise, Category::Operator, Category::Elementwise});
+  SubgraphCandidates result = enumerate_whole(dag, feasibility_of({}));
+  EXPECT_EQ(result.kept.size(), 3u);
+  EXPECT_EQ(result.rejected, (std::map<std::string, int64_t>{{"operator with others", 3}}));
+  EXPECT_EQ(enumerate_whole(dag, feasibility_of({.operator_alone = false})).kept.size(), 6u);
+}
+
 TEST(Candidates, AtMostOneLinearPerKernel) {
   // MatMul -> Add -> MatMul: only the whole chain holds two Linear primitives.
   Dag dag =
@@ -140,6 +149,32 @@ TEST(Dag, OfGraphHasOneVertexPerNodeAndCategoriesFromTheRegistry) {
   EXPECT_EQ(dag.is_graph_output, (std::vector<bool>{true, false, false, true}));
   EXPECT_EQ(dag.category[2], Category::Opaque);
   EXPECT_EQ(dag.label[2], graph.describe(2));
+  EXPECT_EQ(dag.constant_only, (std::vector<bool>{false, false, false, false}));
+}
+
+TEST(Dag, ConstantOnlyVerticesAreAnchoredBeforeTheirConsumer) {
+  // %w's Reshape and Broadcast (1, 2) need only constants: anchored after the Relu (0) that the
+  // Add (3) also reads, they no longer float to the start of the order.
+  Graph graph = parse_graph(R"(graph g(%x: f32[2,4]) {
+  const %w = f32[4]{1, 2, 3, 4}
+  const %shape = i64[2]{1, 4}
+  %a: f32[2,4] = Relu(%x)
+  %r: f32[1,4] = Reshape(%w, %shape)
+  %n: f32[1,4] = Neg(%r)
+  %b: f32[2,4] = Add(%a, %n)
+  return %b
+})");
+  Dag dag = dag_of(graph);
+  EXPECT_EQ(dag.constant_only, (std::vector<bool>{false, true, true, false}));
+  EXPECT_EQ(anchored_preds(dag), (std::vector<std::vector<int>>{{}, {0}, {0, 1}, {0, 2}}));
+  // Unanchored, {1} and {1, 2} could also run first: 7 states; anchored, a chain's 5.
+  SubgraphCandidates result = enumerate_whole(dag);
+  EXPECT_EQ(result.states, 5);
+  EXPECT_EQ(result.kept.size(), 10u);
+  std::map<uint32_t, uint32_t> outputs;
+  for (const KernelCandidate& k : result.kept) outputs[mask_of(k.members)] = mask_of(k.outputs);
+  EXPECT_EQ(outputs.at(0b0011), 0b0011u);  // the Relu feeds the Add, the Reshape the Neg
+  EXPECT_FALSE(outputs.contains(0b0101));  // not convex once anchored: 0 -> 1 -> 2
 }
 
 TEST(Dag, CheckNamesABackwardEdge) {

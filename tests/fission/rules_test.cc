@@ -1,12 +1,14 @@
 // The rule registry walk: for every rule, random instances of its op (the rule's sampler), the
 // operator graph and its primitive graph interpreted on the same random inputs must agree
 // (fp32: atol 1e-5, rtol 1e-4). Adding a rule adds coverage with no new test code.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "fission/fission.h"
 #include "fission_check.h"
 #include "interp/interpreter.h"
 #include "interp/random_inputs.h"
+#include "ir/error.h"
 #include "ir/op_registry.h"
 #include "ir/ops/prim.h"
 #include "ir/text_format.h"
@@ -89,8 +91,8 @@ TEST(Fission, OpaqueAndUnmatchedOpsAreKeptWhole) {
 }
 
 TEST(Fission, StrictModeRejectsOpsWithoutRules) {
-  Graph g = parse_graph(R"(graph main(%x: f32[2,5], %i: i64[2,5]) {
-  %y: f32[2,5] = GatherElements(%x, %i) {axis = 1}
+  Graph g = parse_graph(R"(graph main(%x: f32[2,5], %i: i64[2,1]) {
+  %y: f32[2,5] = GatherND(%x, %i)
   return %y
 })");
   try {

@@ -68,5 +68,12 @@ TEST(StructuralHash, IgnoresNamesButNotConstants) {
   EXPECT_NE(structural_hash(a), structural_hash(c));
 }
 
+TEST(StructuralHash, IsStableAcrossRunsAndMachines) {
+  // The tuning database is keyed by this hash: a change here invalidates every stored
+  // measurement, so it must be deliberate (update the value and say so in the commit).
+  Graph g = parse_graph(kSample);
+  EXPECT_EQ(format_hash(structural_hash(g)), "f242e47f3c2f7029");
+}
+
 }  // namespace
 }  // namespace orch

@@ -33,8 +33,28 @@ const std::vector<ZooCase>& cases() {
   static const std::vector<ZooCase> kCases = {
       // pytorch/examples TransformerNet: 1,679,235 weights (1.68M) counted from its layers.
       {"candy", 32, {{1, 3, 32, 32}}, 1.68e6, 0.01},
+      // SegFormer paper (Xie et al. 2021) Table 1: B0 3.8M (encoder 3.4M + decoder 0.4M); the
+      // Hugging Face card of nvidia/segformer-b0-finetuned-ade-512-512: 3.75M.
+      {"segformer-b0", 64, {{1, 150, 16, 16}}, 3.75e6, 0.03},
+      // EfficientViT paper (Cai et al. 2023) Table 2 / mit-han-lab model zoo: B1 9.1M.
+      {"efficientvit-b1", 64, {{1, 1000}}, 9.1e6, 0.02},
+      // YOLOX README (Megvii-BaseDetection/YOLOX) and paper Table 4: Nano 0.91M; at 64x64 the
+      // head sees 8x8 + 4x4 + 2x2 = 84 anchors.
+      {"yolox-nano", 64, {{1, 84, 85}}, 0.91e6, 0.02},
+      // YOLOv4 paper (Bochkovskiy et al. 2020) / darknet yolov4.cfg: 64.0M (64,363,101 weights
+      // in darknet's count, BN included).
+      {"yolov4", 32, {{1, 255, 4, 4}, {1, 255, 2, 2}, {1, 255, 1, 1}}, 64.0e6, 0.02},
+      // 4 * 768 * 768 + 4 * 768 (attention) + 2 * 768 * 3072 + 3072 + 768 (MLP) + 2 * 1536
+      // (norms) = 7,087,872 for both layers: 85M (ViT-B) and 110M (BERT-base) total minus
+      // embeddings, over 12 layers.
+      {"vit-b16-layer", 8, {{1, 8, 768}}, 7.087872e6, 0.001},
+      {"bert-base-layer", 8, {{1, 8, 768}}, 7.087872e6, 0.001},
   };
   return kCases;
+}
+
+void PrintTo(const ZooCase& c, std::ostream* os) {
+  *os << c.name;
 }
 
 std::string case_name(const ::testing::TestParamInfo<ZooCase>& info) {

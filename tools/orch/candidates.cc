@@ -33,7 +33,7 @@ std::string rejected_text(const SubgraphCandidates& sub) {
 }
 
 std::string shorten(const std::string& text, size_t width) {
-  return text.size() <= width ? text : text.substr(0, width - 3) + "...";
+  return text.size() <= width ? text : fmt::format("{}...", text.substr(0, width - 3));
 }
 
 void run_candidates(const CandidatesArgs& args) {
@@ -67,10 +67,14 @@ void run_candidates(const CandidatesArgs& args) {
   fmt::print("primitives: {} ({})\n", dag.size, categories);
   fmt::print(
       "limits: {} states and {} vertices per subgraph; kernels: at most {} Linear, {} "
-      "primitives{}\n",
+      "primitives, Opaque alone{}\n",
       args.max_states, std::min(args.max_vertices, VertexSet::kCapacity), args.rules.max_linear,
-      args.rules.max_primitives, args.rules.opaque_alone ? ", Opaque alone" : "");
-  fmt::print("\n{:>4}  {:<11} {:<26} {:>5} {:>7} {:>8} {:>7} {:>8}  {:<16} {:>9}  {}\n", "sub",
+      args.rules.max_primitives, args.rules.operator_alone ? ", operators alone" : "");
+  if (args.rules.operator_alone && by_category[static_cast<int>(Category::Operator)] > 0)
+    fmt::print(
+        "note: operators not split into primitives are kernels of their own "
+        "(--fuse-operators fuses them like primitives)\n");
+  fmt::print("\n{:>4}  {:<11} {:<26} {:>5} {:>7}  {:>8} {:>7} {:>8}  {:<16} {:>9}  {}\n", "sub",
              "vertices", "first", "prims", "states", "convex", "kept", "rejected", "cut after",
              "ms", "rejected by reason");
   int64_t states = 0, convex = 0, kept = 0, rejected = 0;
@@ -121,6 +125,9 @@ void add_candidates_command(CLI::App& app) {
                   "Linear primitives per kernel (default 1)");
   cmd->add_option("--max-primitives", args->rules.max_primitives,
                   "Primitives per kernel, 0 for no cap (default 32)");
+  cmd->add_flag(
+      "--fuse-operators", [args](int64_t) { args->rules.operator_alone = false; },
+      "Fuse operators fission left whole as if they were primitives");
   cmd->add_flag("--no-auto-cut", args->no_auto_cut,
                 "Cut only at --cut and around Opaque primitives");
   cmd->callback([args] { run_candidates(*args); });

@@ -14,6 +14,7 @@ void add_info_command(CLI::App& app);
 void add_convert_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_conformance_command(CLI::App& app);
+void add_fission_command(CLI::App& app);
 void add_zoo_command(CLI::App& app);
 void add_candidates_command(CLI::App& app);
 

@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "driver/conformance.h"
+#include "ir/error.h"
 
 namespace orch::tool {
 namespace {
@@ -12,6 +13,7 @@ namespace {
 struct ConformanceArgs {
   std::string dir;
   std::string filter;
+  std::string through;
   bool verbose = false;
 };
 
@@ -22,6 +24,10 @@ struct OpTally {
 void run_conformance_command(const ConformanceArgs& args) {
   driver::ConformanceOptions options;
   options.filter = args.filter;
+  if (!args.through.empty()) {
+    check(args.through == "fission", "--through takes 'fission', got '{}'", args.through);
+    options.through_fission = true;
+  }
   auto print_case = [&](const driver::CaseResult& r) {
     if (r.status == driver::CaseStatus::failed)
       fmt::print("FAIL {}: {}\n", r.name, r.reason);
@@ -69,6 +75,9 @@ void add_conformance_command(CLI::App& app) {
                   "/usr/share/libonnx-testdata/data/node")
       ->required();
   cmd->add_option("--filter", args->filter, "Only tests whose folder name contains this text");
+  cmd->add_option("--through", args->through,
+                  "Run the graph after a pipeline stage instead of the operator graph: "
+                  "'fission' (the primitive graph)");
   cmd->add_flag("--verbose", args->verbose, "Also list passing tests");
   cmd->callback([args] { run_conformance_command(*args); });
 }

@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   orch::tool::add_convert_command(app);
   orch::tool::add_run_command(app);
   orch::tool::add_conformance_command(app);
+  orch::tool::add_fission_command(app);
   orch::tool::add_zoo_command(app);
   orch::tool::add_candidates_command(app);
   try {

@@ -21,7 +21,16 @@ struct RunArgs {
   bool random_inputs = false;
   uint64_t seed = 0;
   std::string out;
+  int print_values = 0;
 };
+
+// "[0.1, 0.2, ...]": the first `limit` elements.
+std::string preview(const Tensor& t, int limit) {
+  std::string s = "[";
+  for (int64_t i = 0; i < std::min<int64_t>(t.numel(), limit); ++i)
+    s += fmt::format("{}{:.6g}", i ? ", " : "", t.get(i));
+  return s + (t.numel() > limit ? ", ...]" : "]");
+}
 
 Tensor read_input_file(const std::string& path) {
   if (path.ends_with(".npy")) return read_npy_file(path);
@@ -71,6 +80,7 @@ void run_model(const RunArgs& args) {
     std::string path = (std::filesystem::path(args.out) / file_name_for(name)).string();
     write_npy_file(outputs[i], path);
     fmt::print("{}: {} -> {}\n", name, format_type({outputs[i].dtype(), outputs[i].shape()}), path);
+    if (args.print_values > 0) fmt::print("  {}\n", preview(outputs[i], args.print_values));
   }
 }
 
@@ -90,6 +100,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--seed", args->seed, "Seed for --random-inputs")->default_val(0);
   add_shape_option(*cmd, args->shapes);
   cmd->add_option("--out", args->out, "Folder for the output .npy files")->required();
+  cmd->add_option("--print", args->print_values, "Also print the first N values of each output");
   cmd->callback([args] { run_model(*args); });
 }
 

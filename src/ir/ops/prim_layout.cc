@@ -195,6 +195,23 @@ IndexMap gather_map(const Attributes& attrs, std::span<const TensorType> inputs,
   return map;
 }
 
+OnnxForm gather_elements_form(const Attributes& attrs, std::span<const TensorType>) {
+  return {"GatherElements", {{"axis", attr_int(attrs, "axis", 0)}}, {{0, {}}, {1, {}}}};
+}
+
+// Output coordinates are the indices' coordinates; along `axis` the data index is data.
+IndexMap gather_elements_map(const Attributes& attrs, std::span<const TensorType> inputs,
+                             const TensorType&) {
+  size_t rank = inputs[0].shape.size();
+  size_t ax = ops::normalize_axis(attr_int(attrs, "axis", 0), rank);
+  IndexMap map;
+  std::vector<IndexExpr> data = identity_dims(rank);
+  data[ax] = IndexExpr::whole();
+  map.inputs.push_back(std::move(data));
+  map.inputs.push_back(identity_dims(rank));
+  return map;
+}
+
 OnnxForm tile_form(const Attributes& attrs, std::span<const TensorType>) {
   return {"Tile", {}, {{0, {}}, {-1, int_tensor(required_ints(attrs, "repeats"))}}};
 }
@@ -259,6 +276,8 @@ void add_layout_prims(std::vector<OpSchema>& table, FormTable& forms) {
   add("prim.Concat", 1, kVariadic, infer_via<concat_form>, concat_form, concat_map);
   add("prim.Pad", 1, 1, infer_via<pad_form>, pad_form, pad_map);
   add("prim.Gather", 2, 2, infer_via<gather_form>, gather_form, gather_map);
+  add("prim.GatherElements", 2, 2, infer_via<gather_elements_form>, gather_elements_form,
+      gather_elements_map);
   add("prim.Tile", 1, 1, infer_via<tile_form>, tile_form, tile_map);
   add("prim.Resize", 1, 1, infer_via<resize_form>, resize_form, resize_map);
 }

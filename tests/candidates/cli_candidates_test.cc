@@ -1,0 +1,87 @@
+// `orch candidates` as a user meets it: the table's totals, manual cuts, errors, the state-cap
+// note. Skipped when the orch binary has not been built yet.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+namespace orch {
+namespace {
+
+struct Outcome {
+  int exit_code;
+  std::string output;  // stdout and stderr together
+};
+
+Outcome orch_candidates(const std::string& args) {
+  std::string command = std::string(ORCH_BINARY) + " candidates " + std::string(ORCH_SOURCE_DIR) +
+                        "/examples/tiny_mlp.orch.txt " + args + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  std::string output;
+  std::array<char, 4096> buffer;
+  while (size_t n = fread(buffer.data(), 1, buffer.size(), pipe)) output.append(buffer.data(), n);
+  int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+class CandidatesCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!std::filesystem::exists(ORCH_BINARY)) GTEST_SKIP() << "orch not built";
+  }
+};
+
+// tiny_mlp: MatMul, Add, Relu, MatMul, Add, Softmax in a chain: 7 states, 21 convex subgraphs.
+TEST_F(CandidatesCli, OperatorsStandAloneUnlessFused) {
+  Outcome r = orch_candidates("");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "primitives: 6 (Operator 6)")) << r.output;
+  EXPECT_TRUE(contains(r.output, "operator with others: 15")) << r.output;
+  EXPECT_TRUE(contains(r.output,
+                       "total: 1 subgraphs, 7 states, 21 convex subgraphs, 6 candidates "
+                       "kept, 15 rejected"))
+      << r.output;
+  r = orch_candidates("--fuse-operators");
+  EXPECT_TRUE(contains(r.output, "21 convex subgraphs, 21 candidates kept, 0 rejected"))
+      << r.output;
+}
+
+TEST_F(CandidatesCli, ManualCutSplitsTheChain) {
+  Outcome r = orch_candidates("--cut a --fuse-operators");  // after the Relu
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "1 (manual)")) << r.output;
+  // Chains of 3 and 3: 4 + 4 states, 6 + 6 candidates.
+  EXPECT_TRUE(contains(r.output, "total: 2 subgraphs, 8 states, 12 convex subgraphs")) << r.output;
+}
+
+TEST_F(CandidatesCli, BadCutsAreErrors) {
+  Outcome r = orch_candidates("--cut nosuch");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.output, "orch: error: --cut nosuch: no such value")) << r.output;
+  r = orch_candidates("--cut x");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.output,
+                       "orch: error: --cut x: a graph input or constant; cut at a value "
+                       "a node computes"))
+      << r.output;
+}
+
+TEST_F(CandidatesCli, StateCapIsReported) {
+  Outcome r = orch_candidates("--max-states 3 --no-auto-cut");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output,
+                       "note: state cap reached in subgraph of vertices [0, 6) (6 "
+                       "vertices): more than 3 execution states"))
+      << r.output;
+}
+
+}  // namespace
+}  // namespace orch
