@@ -62,7 +62,6 @@ class Net {
   };
   Scope scope(const std::string& name) { return Scope(*this, name); }
 
-  Builder& builder() { return builder_; }
   /// A copy: references into the graph dangle once more values are added.
   Shape shape(ValueId v) const { return builder_.type(v).shape; }
 

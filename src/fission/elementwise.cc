@@ -20,28 +20,49 @@ struct Direct {
 };
 
 constexpr Direct kDirect[] = {
-    {"Add", "add"},           {"Sub", "sub"},
-    {"Mul", "mul"},           {"Div", "div"},
-    {"Pow", "pow"},           {"Neg", "neg"},
-    {"Abs", "abs"},           {"Sign", "sign"},
-    {"Sqrt", "sqrt"},         {"Exp", "exp"},
-    {"Log", "log"},           {"Erf", "erf"},
-    {"Tanh", "tanh"},         {"Sigmoid", "sigmoid"},
-    {"Relu", "relu"},         {"Reciprocal", "reciprocal"},
-    {"Floor", "floor"},       {"Ceil", "ceil"},
-    {"Round", "round"},       {"Sin", "sin"},
-    {"Cos", "cos"},           {"Tan", "tan"},
-    {"Asin", "asin"},         {"Acos", "acos"},
-    {"Atan", "atan"},         {"Sinh", "sinh"},
-    {"Cosh", "cosh"},         {"Asinh", "asinh"},
-    {"Acosh", "acosh"},       {"Atanh", "atanh"},
-    {"Equal", "equal"},       {"Less", "less"},
-    {"Greater", "greater"},   {"LessOrEqual", "less_equal"},
+    {"Add", "add"},
+    {"Sub", "sub"},
+    {"Mul", "mul"},
+    {"Div", "div"},
+    {"Pow", "pow"},
+    {"Neg", "neg"},
+    {"Abs", "abs"},
+    {"Sign", "sign"},
+    {"Sqrt", "sqrt"},
+    {"Exp", "exp"},
+    {"Log", "log"},
+    {"Erf", "erf"},
+    {"Tanh", "tanh"},
+    {"Sigmoid", "sigmoid"},
+    {"Relu", "relu"},
+    {"Reciprocal", "reciprocal"},
+    {"Floor", "floor"},
+    {"Ceil", "ceil"},
+    {"Round", "round"},
+    {"Sin", "sin"},
+    {"Cos", "cos"},
+    {"Tan", "tan"},
+    {"Asin", "asin"},
+    {"Acos", "acos"},
+    {"Atan", "atan"},
+    {"Sinh", "sinh"},
+    {"Cosh", "cosh"},
+    {"Asinh", "asinh"},
+    {"Acosh", "acosh"},
+    {"Atanh", "atanh"},
+    {"Equal", "equal"},
+    {"Less", "less"},
+    {"Greater", "greater"},
+    {"LessOrEqual", "less_equal"},
     {"GreaterOrEqual", "greater_equal"},
-    {"And", "and"},           {"Or", "or"},
-    {"Xor", "xor"},           {"Not", "not"},
-    {"Where", "where"},       {"IsNaN", "isnan"},
-    {"Min", "min"},           {"Max", "max"},
+    {"And", "and"},
+    {"Or", "or"},
+    {"Xor", "xor"},
+    {"Not", "not"},
+    {"Where", "where"},
+    {"IsNaN", "isnan"},
+    {"Min", "min"},
+    {"Max", "max"},
 };
 
 std::string direct_fn(std::string_view op) {
@@ -94,8 +115,8 @@ std::vector<ValueId> dropout(RuleContext& ctx) {
   std::vector<ValueId> out = {ctx.in(0)};
   if (ctx.num_outputs() > 1) {
     const Shape& s = ctx.out_type(1).shape;
-    out.push_back(ctx.broadcast_to(ctx.reshape(ctx.scalar(1, DType::boolean), Shape(s.size(), 1)),
-                                   s));
+    out.push_back(
+        ctx.broadcast_to(ctx.reshape(ctx.scalar(1, DType::boolean), Shape(s.size(), 1)), s));
   }
   return out;
 }
@@ -106,8 +127,8 @@ std::vector<ValueId> sum(RuleContext& ctx) {
   for (size_t i = 1; i < ctx.num_inputs(); ++i) acc = ctx.ew("add", {acc, ctx.in(i)});
   acc = ctx.broadcast_to(acc, ctx.out_type().shape);
   if (ctx.node().op == "Mean")
-    acc = ctx.ew("mul", {acc, ctx.scalar(1.0 / static_cast<double>(ctx.num_inputs()),
-                                         ctx.dtype(acc))});
+    acc = ctx.ew("mul",
+                 {acc, ctx.scalar(1.0 / static_cast<double>(ctx.num_inputs()), ctx.dtype(acc))});
   if (ctx.num_inputs() == 1) acc = ctx.ew("identity", {acc});
   return single(acc);
 }
@@ -156,8 +177,7 @@ ValueId leaky_relu(Act& a, ValueId x) {
 
 ValueId elu(Act& a, ValueId x) {
   ValueId em1 = a.f("sub", {a.f("exp", {x}), a.c(1)});
-  return a.f("where",
-             {a.f("less", {x, a.c(0)}), a.f("mul", {em1, a.c(a.attr("alpha", 1.0f))}), x});
+  return a.f("where", {a.f("less", {x, a.c(0)}), a.f("mul", {em1, a.c(a.attr("alpha", 1.0f))}), x});
 }
 
 ValueId selu(Act& a, ValueId x) {
@@ -236,7 +256,8 @@ bool float_input(const RuleContext& ctx) {
 // ---- samples ----
 
 Graph unary_float(std::string_view op, Rng& rng) {
-  return sample::make(std::string(op), {Arg::input(sample::float_type(rng), sample::shape(rng, 0, 4))});
+  return sample::make(std::string(op),
+                      {Arg::input(sample::float_type(rng), sample::shape(rng, 0, 4))});
 }
 
 Graph unary_attrs(std::string_view op, Rng& rng) {
@@ -270,9 +291,9 @@ Graph unary_bool(std::string_view op, Rng& rng) {
 
 Graph where_sample(std::string_view, Rng& rng) {
   Shape s = sample::shape(rng, 1, 4);
-  return sample::make("Where", {Arg::input(DType::boolean, sample::broadcastable(rng, s)),
-                                Arg::input(DType::f32, s),
-                                Arg::input(DType::f32, sample::broadcastable(rng, s))});
+  return sample::make(
+      "Where", {Arg::input(DType::boolean, sample::broadcastable(rng, s)),
+                Arg::input(DType::f32, s), Arg::input(DType::f32, sample::broadcastable(rng, s))});
 }
 
 Graph variadic(std::string_view op, Rng& rng) {
@@ -286,15 +307,16 @@ Graph variadic(std::string_view op, Rng& rng) {
 Graph clip_sample(std::string_view, Rng& rng) {
   Shape s = sample::shape(rng, 0, 3);
   std::vector<Arg> args = {Arg::input(DType::f32, s)};
-  args.push_back(sample::coin(rng) ? Arg::none() : Arg::constant_of(Tensor::scalar(DType::f32, -0.5)));
+  args.push_back(sample::coin(rng) ? Arg::none()
+                                   : Arg::constant_of(Tensor::scalar(DType::f32, -0.5)));
   if (sample::coin(rng)) args.push_back(Arg::constant_of(Tensor::scalar(DType::f32, 0.4)));
   return sample::make("Clip", args);
 }
 
 Graph prelu_sample(std::string_view, Rng& rng) {
   Shape s = sample::shape(rng, 1, 4);
-  return sample::make("PRelu",
-                      {Arg::input(DType::f32, s), Arg::input(DType::f32, sample::broadcastable(rng, s))});
+  return sample::make(
+      "PRelu", {Arg::input(DType::f32, s), Arg::input(DType::f32, sample::broadcastable(rng, s))});
 }
 
 Graph cast_sample(std::string_view op, Rng& rng) {

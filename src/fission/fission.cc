@@ -70,7 +70,8 @@ Graph fission(const Graph& graph, const FissionOptions& options, FissionReport* 
   Graph target;
   target.name = graph.name;
   std::vector<ValueId> map(graph.num_values(), kNoValue);
-  for (ValueId v : graph.inputs()) map[v] = target.add_input(graph.value(v).name, graph.value(v).type);
+  for (ValueId v : graph.inputs())
+    map[v] = target.add_input(graph.value(v).name, graph.value(v).type);
   for (ValueId v = 0; v < static_cast<ValueId>(graph.num_values()); ++v)
     if (graph.value(v).is_constant())
       map[v] = target.add_constant(graph.value(v).name, graph.value(v).constant);
@@ -85,8 +86,7 @@ Graph fission(const Graph& graph, const FissionOptions& options, FissionReport* 
     RuleContext ctx(graph, n, target, inputs);
     const OpSchema* schema = find_op(node.op);
     bool opaque = schema != nullptr && schema->category == Category::Opaque;
-    const FissionRule* rule =
-        prim::is_primitive(node.op) || opaque ? nullptr : find_rule(ctx);
+    const FissionRule* rule = prim::is_primitive(node.op) || opaque ? nullptr : find_rule(ctx);
     std::vector<ValueId> results;
     if (rule != nullptr) {
       try {

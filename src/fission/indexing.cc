@@ -73,21 +73,24 @@ Graph gather_elements_sample(std::string_view, Rng& rng) {
   is[axis < 0 ? axis + rank : axis] = sample::integer(rng, 1, 4);
   std::vector<int64_t> idx(num_elements(is));
   for (int64_t& i : idx) i = sample::integer(rng, -n, n - 1);
-  return sample::make("GatherElements",
-                      {Arg::input(DType::f32, s), Arg::constant_of(Tensor::from_ints(DType::i64, is, idx))},
-                      {{"axis", axis}});
+  return sample::make(
+      "GatherElements",
+      {Arg::input(DType::f32, s), Arg::constant_of(Tensor::from_ints(DType::i64, is, idx))},
+      {{"axis", axis}});
 }
 
 Graph resize_sample(std::string_view, Rng& rng) {
   Shape s = {1, sample::integer(rng, 1, 2), sample::integer(rng, 2, 4), sample::integer(rng, 2, 4)};
-  std::string mode = std::vector<std::string>{"nearest", "linear", "cubic"}[sample::integer(rng, 0, 2)];
+  std::string mode =
+      std::vector<std::string>{"nearest", "linear", "cubic"}[sample::integer(rng, 0, 2)];
   std::string coord = std::vector<std::string>{"half_pixel", "asymmetric", "align_corners",
                                                "pytorch_half_pixel"}[sample::integer(rng, 0, 3)];
   Attributes attrs = {{"mode", mode}, {"coordinate_transformation_mode", coord}};
   std::vector<double> scales = {1, 1, static_cast<double>(sample::integer(rng, 1, 3)) / 2 + 0.5,
                                 static_cast<double>(sample::integer(rng, 1, 4)) / 2};
   Tensor sc = Tensor::from_doubles(DType::f32, {4}, scales);
-  return sample::make("Resize", {Arg::input(DType::f32, s), Arg::none(), Arg::constant_of(sc)}, attrs);
+  return sample::make("Resize", {Arg::input(DType::f32, s), Arg::none(), Arg::constant_of(sc)},
+                      attrs);
 }
 
 }  // namespace

@@ -61,7 +61,8 @@ std::vector<ValueId> slice(RuleContext& ctx) {
     steps.push_back(a.size == 0 ? 1 : a.step);
     ends.push_back(a.size == 0 ? 0 : a.start + a.size * a.step);
   }
-  return single(ctx.emit("prim.Slice", {x}, {{"starts", starts}, {"ends", ends}, {"steps", steps}}));
+  return single(
+      ctx.emit("prim.Slice", {x}, {{"starts", starts}, {"ends", ends}, {"steps", steps}}));
 }
 
 bool pad_value_constant(const RuleContext& ctx) {
@@ -114,10 +115,10 @@ std::vector<ValueId> depth_to_space(RuleContext& ctx) {
   int64_t b = attr_int(ctx.attrs(), "blocksize", 1);
   int64_t c = s[1] / (b * b);
   bool dcr = attr_string(ctx.attrs(), "mode", "DCR") == "DCR";
-  ValueId v = ctx.reshape(ctx.in(0), dcr ? Shape{s[0], b, b, c, s[2], s[3]}
-                                         : Shape{s[0], c, b, b, s[2], s[3]});
-  v = ctx.transpose(v, dcr ? std::vector<int64_t>{0, 3, 4, 1, 5, 2}
-                           : std::vector<int64_t>{0, 1, 4, 2, 5, 3});
+  ValueId v = ctx.reshape(
+      ctx.in(0), dcr ? Shape{s[0], b, b, c, s[2], s[3]} : Shape{s[0], c, b, b, s[2], s[3]});
+  v = ctx.transpose(
+      v, dcr ? std::vector<int64_t>{0, 3, 4, 1, 5, 2} : std::vector<int64_t>{0, 1, 4, 2, 5, 3});
   return single(ctx.reshape(v, ctx.out_type().shape));
 }
 
@@ -152,7 +153,8 @@ Graph shape_sample(std::string_view op, Rng& rng) {
     if (rank >= 2 && sample::coin(rng)) target = {0, -1};
     return sample::make("Reshape", {x, Arg::constant_of(sample::ints(target))});
   }
-  if (op == "Flatten") return sample::make("Flatten", {x}, {{"axis", sample::integer(rng, -rank, rank)}});
+  if (op == "Flatten")
+    return sample::make("Flatten", {x}, {{"axis", sample::integer(rng, -rank, rank)}});
   if (op == "Squeeze") {
     s[0] = 1;
     std::vector<Arg> args = {Arg::input(DType::f32, s)};
@@ -160,7 +162,8 @@ Graph shape_sample(std::string_view op, Rng& rng) {
     return sample::make("Squeeze", args);
   }
   if (op == "Unsqueeze")
-    return sample::make("Unsqueeze", {x, Arg::constant_of(sample::ints({sample::integer(rng, -rank - 1, rank)}))});
+    return sample::make(
+        "Unsqueeze", {x, Arg::constant_of(sample::ints({sample::integer(rng, -rank - 1, rank)}))});
   if (op == "Transpose") {
     std::vector<int64_t> perm(rank);
     for (int64_t i = 0; i < rank; ++i) perm[i] = i;
@@ -169,7 +172,8 @@ Graph shape_sample(std::string_view op, Rng& rng) {
   }
   if (op == "Expand") {
     Shape small = sample::broadcastable(rng, s);
-    return sample::make("Expand", {Arg::input(DType::f32, small), Arg::constant_of(sample::ints(s))});
+    return sample::make("Expand",
+                        {Arg::input(DType::f32, small), Arg::constant_of(sample::ints(s))});
   }
   if (op == "Tile") {
     std::vector<int64_t> repeats;
@@ -179,7 +183,8 @@ Graph shape_sample(std::string_view op, Rng& rng) {
   // Trilu
   if (rank < 2) s.push_back(3);
   std::vector<Arg> args = {Arg::input(DType::f32, s)};
-  if (sample::coin(rng)) args.push_back(Arg::constant_of(Tensor::scalar(DType::i64, sample::integer(rng, -2, 2))));
+  if (sample::coin(rng))
+    args.push_back(Arg::constant_of(Tensor::scalar(DType::i64, sample::integer(rng, -2, 2))));
   return sample::make("Trilu", args, {{"upper", sample::integer(rng, 0, 1)}});
 }
 
@@ -201,7 +206,8 @@ Graph split_sample(std::string_view, Rng& rng) {
   int64_t axis = sample::axis(rng, rank);
   int64_t a = axis < 0 ? axis + rank : axis;
   std::vector<int64_t> sizes;
-  for (int64_t i = 0, n = sample::integer(rng, 1, 3); i < n; ++i) sizes.push_back(sample::integer(rng, 1, 3));
+  for (int64_t i = 0, n = sample::integer(rng, 1, 3); i < n; ++i)
+    sizes.push_back(sample::integer(rng, 1, 3));
   s[a] = 0;
   for (int64_t z : sizes) s[a] += z;
   return sample::make("Split", {Arg::input(DType::f32, s), Arg::constant_of(sample::ints(sizes))},
@@ -214,9 +220,10 @@ Graph slice_sample(std::string_view, Rng& rng) {
   int64_t axis = sample::axis(rng, rank);
   int64_t step = sample::coin(rng) ? sample::integer(rng, 1, 2) : -sample::integer(rng, 1, 2);
   int64_t start = sample::integer(rng, -8, 8), end = sample::integer(rng, -8, 8);
-  return sample::make("Slice", {Arg::input(DType::f32, s), Arg::constant_of(sample::ints({start})),
-                                Arg::constant_of(sample::ints({end})), Arg::constant_of(sample::ints({axis})),
-                                Arg::constant_of(sample::ints({step}))});
+  return sample::make(
+      "Slice", {Arg::input(DType::f32, s), Arg::constant_of(sample::ints({start})),
+                Arg::constant_of(sample::ints({end})), Arg::constant_of(sample::ints({axis})),
+                Arg::constant_of(sample::ints({step}))});
 }
 
 Graph pad_sample(std::string_view, Rng& rng) {
@@ -225,9 +232,11 @@ Graph pad_sample(std::string_view, Rng& rng) {
   int64_t rank = static_cast<int64_t>(s.size());
   std::vector<int64_t> pads;
   for (int64_t i = 0; i < 2 * rank; ++i) pads.push_back(sample::integer(rng, -1, 2));
-  std::string mode = std::vector<std::string>{"constant", "edge", "reflect"}[sample::integer(rng, 0, 2)];
+  std::string mode =
+      std::vector<std::string>{"constant", "edge", "reflect"}[sample::integer(rng, 0, 2)];
   std::vector<Arg> args = {Arg::input(DType::f32, s), Arg::constant_of(sample::ints(pads))};
-  if (mode == "constant" && sample::coin(rng)) args.push_back(Arg::constant_of(Tensor::scalar(DType::f32, 1.5)));
+  if (mode == "constant" && sample::coin(rng))
+    args.push_back(Arg::constant_of(Tensor::scalar(DType::f32, 1.5)));
   return sample::make("Pad", args, {{"mode", mode}});
 }
 

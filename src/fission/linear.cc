@@ -6,6 +6,7 @@
 #include "fission/rule.h"
 #include "fission/samples.h"
 #include "ir/error.h"
+#include "ir/ops/linear_einsum.h"
 #include "ir/ops/linear_window.h"
 #include "ir/ops/shape_util.h"
 
@@ -20,7 +21,8 @@ std::vector<ValueId> matmul(RuleContext& ctx) {
   Shape sa = ctx.shape_of(a), sb = ctx.shape_of(b);
   if (sa.size() == 1) a = ctx.reshape(a, sa = {1, sa[0]});
   if (sb.size() == 1) b = ctx.reshape(b, sb = {sb[0], 1});
-  Shape batch = ops::broadcast_shapes(Shape(sa.begin(), sa.end() - 2), Shape(sb.begin(), sb.end() - 2));
+  Shape batch =
+      ops::broadcast_shapes(Shape(sa.begin(), sa.end() - 2), Shape(sb.begin(), sb.end() - 2));
   auto full = [&](ValueId v, const Shape& s) {
     Shape target = batch;
     target.insert(target.end(), s.end() - 2, s.end());
@@ -62,8 +64,8 @@ std::vector<int64_t> concat(const std::vector<int64_t>& a, const std::vector<int
 
 std::vector<ValueId> conv(RuleContext& ctx) {
   Shape x = ctx.shape_of(ctx.in(0)), w = ctx.shape_of(ctx.in(1));
-  ops::Window win = ops::forward_window(ctx.attrs(), ops::spatial_dims(x), ops::spatial_dims(w),
-                                        false);
+  ops::Window win =
+      ops::forward_window(ctx.attrs(), ops::spatial_dims(x), ops::spatial_dims(w), false);
   Attributes attrs = {{"strides", win.strides},
                       {"dilations", win.dilations},
                       {"pads", concat(win.pad_begin, win.pad_end)},
@@ -87,7 +89,8 @@ std::vector<ValueId> conv_transpose(RuleContext& ctx) {
     extra[2 + s] = pads[s] - win.pad_begin[s];
     extra[k + 4 + s] = pads[k + s] - win.pad_end[s];
     int64_t full = win.strides[s] * (win.in[s] - 1) + (win.kernel[s] - 1) * win.dilations[s] + 1;
-    output_padding[s] = win.out[s] - extra[2 + s] - extra[k + 4 + s] - (full - pads[s] - pads[k + s]);
+    output_padding[s] =
+        win.out[s] - extra[2 + s] - extra[k + 4 + s] - (full - pads[s] - pads[k + s]);
     check(output_padding[s] >= 0, "output size {} is below the window's", win.out[s]);
   }
   Attributes attrs = {{"strides", win.strides},
@@ -100,6 +103,107 @@ std::vector<ValueId> conv_transpose(RuleContext& ctx) {
     y = ctx.emit("prim.Pad", {y}, {{"pads", extra}, {"mode", std::string("constant")}});
   if (ctx.has(2)) y = add_bias(ctx, y, ctx.in(2));
   return single(y);
+}
+
+ops::EinsumSpec einsum_spec(const RuleContext& ctx) {
+  std::vector<Shape> shapes;
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) shapes.push_back(ctx.shape_of(ctx.in(i)));
+  return ops::parse_einsum(attr_string(ctx.attrs(), "equation", ""), shapes);
+}
+
+// One or two operands without diagonals (a label repeated within an operand).
+bool einsum_guard(const RuleContext& ctx) {
+  if (ctx.num_inputs() > 2) return false;
+  ops::EinsumSpec spec = einsum_spec(ctx);
+  for (const std::vector<int>& labels : spec.operands)
+    for (size_t i = 0; i < labels.size(); ++i)
+      if (std::count(labels.begin(), labels.end(), labels[i]) > 1) return false;
+  return true;
+}
+
+bool contains(const std::vector<int>& labels, int label) {
+  return std::find(labels.begin(), labels.end(), label) != labels.end();
+}
+
+// An operand with its dims labelled.
+struct Labelled {
+  ValueId v;
+  std::vector<int> labels;
+};
+
+// Broadcasts ellipsis dims of size 1, then sums the labels no one else needs.
+Labelled prepare(RuleContext& ctx, Labelled x, const ops::EinsumSpec& spec,
+                 const std::vector<int>& needed) {
+  Shape full;
+  for (int l : x.labels) full.push_back(spec.sizes[l]);
+  x.v = ctx.broadcast_to(x.v, full);
+  std::vector<int64_t> axes;
+  Labelled kept{kNoValue, {}};
+  Shape kept_shape;
+  for (size_t d = 0; d < x.labels.size(); ++d) {
+    if (contains(needed, x.labels[d])) {
+      kept.labels.push_back(x.labels[d]);
+      kept_shape.push_back(full[d]);
+    } else {
+      axes.push_back(static_cast<int64_t>(d));
+    }
+  }
+  kept.v = ctx.reshape(ctx.reduce("sum", x.v, axes), kept_shape);
+  return kept;
+}
+
+// `x` with its dims reordered to `order` (a permutation of its labels).
+ValueId arrange(RuleContext& ctx, const Labelled& x, const std::vector<int>& order) {
+  std::vector<int64_t> perm;
+  for (int l : order)
+    perm.push_back(std::find(x.labels.begin(), x.labels.end(), l) - x.labels.begin());
+  return ctx.transpose(x.v, perm);
+}
+
+int64_t extent(const ops::EinsumSpec& spec, const std::vector<int>& labels) {
+  int64_t n = 1;
+  for (int l : labels) n *= spec.sizes[l];
+  return n;
+}
+
+// Two operands: batch labels (both and output), contracted (both, not output), and each side's
+// free labels become [batch, M, K] x [batch, K, N] for prim.MatMul.
+std::vector<ValueId> einsum(RuleContext& ctx) {
+  ops::EinsumSpec spec = einsum_spec(ctx);
+  const std::vector<int>& out = spec.output;
+  if (ctx.num_inputs() == 1) {
+    Labelled a = prepare(ctx, {ctx.in(0), spec.operands[0]}, spec, out);
+    ValueId y = arrange(ctx, a, out);
+    return single(y == ctx.in(0) ? ctx.ew("identity", {y}) : y);
+  }
+  std::vector<int> needed_a = out, needed_b = out;
+  needed_a.insert(needed_a.end(), spec.operands[1].begin(), spec.operands[1].end());
+  needed_b.insert(needed_b.end(), spec.operands[0].begin(), spec.operands[0].end());
+  Labelled a = prepare(ctx, {ctx.in(0), spec.operands[0]}, spec, needed_a);
+  Labelled b = prepare(ctx, {ctx.in(1), spec.operands[1]}, spec, needed_b);
+  std::vector<int> batch, contract, free_a, free_b;
+  for (int l : out)
+    if (contains(a.labels, l) && contains(b.labels, l)) batch.push_back(l);
+  for (int l : a.labels) {
+    if (contains(b.labels, l) && !contains(out, l)) contract.push_back(l);
+    if (!contains(b.labels, l)) free_a.push_back(l);
+  }
+  for (int l : b.labels)
+    if (!contains(a.labels, l)) free_b.push_back(l);
+  auto join = [](std::vector<int> x, const std::vector<int>& y, const std::vector<int>& z) {
+    x.insert(x.end(), y.begin(), y.end());
+    x.insert(x.end(), z.begin(), z.end());
+    return x;
+  };
+  int64_t nb = extent(spec, batch), m = extent(spec, free_a), k = extent(spec, contract),
+          n = extent(spec, free_b);
+  ValueId lhs = ctx.reshape(arrange(ctx, a, join(batch, free_a, contract)), {nb, m, k});
+  ValueId rhs = ctx.reshape(arrange(ctx, b, join(batch, contract, free_b)), {nb, k, n});
+  std::vector<int> result = join(batch, free_a, free_b);
+  Shape result_shape;
+  for (int l : result) result_shape.push_back(spec.sizes[l]);
+  Labelled y{ctx.reshape(ctx.emit("prim.MatMul", {lhs, rhs}), result_shape), result};
+  return single(arrange(ctx, y, out));
 }
 
 // ---- samples ----
@@ -155,8 +259,31 @@ Graph conv_sample(std::string_view op, Rng& rng) {
     attrs["output_padding"] = output_padding;
   }
   std::vector<Arg> args = {Arg::input(DType::f32, x), Arg::input(DType::f32, w)};
-  if (sample::coin(rng)) args.push_back(Arg::input(DType::f32, {op == "Conv" ? w[0] : w[1] * group}));
+  if (sample::coin(rng))
+    args.push_back(Arg::input(DType::f32, {op == "Conv" ? w[0] : w[1] * group}));
   return sample::make(std::string(op), args, attrs);
+}
+
+Graph einsum_sample(std::string_view, Rng& rng) {
+  struct Form {
+    const char* equation;
+    std::vector<Shape> shapes;
+  };
+  const std::vector<Form> forms = {
+      {"bij,bjk->bik", {{2, 3, 4}, {2, 4, 5}}},
+      {"ij,kj->ik", {{3, 4}, {5, 4}}},
+      {"ij->ji", {{3, 4}}},
+      {"ij->i", {{3, 4}}},
+      {"i,i", {{4}, {4}}},
+      {"bhqd,bhkd->bhqk", {{1, 2, 3, 4}, {1, 2, 5, 4}}},
+      {"...ij,...jk", {{2, 1, 3, 4}, {3, 4, 2}}},
+      {"ij,jk,->ik", {{2, 3}, {3, 2}, {}}},
+      {"abc,cd->da", {{2, 3, 4}, {4, 5}}},
+  };
+  const Form& f = forms[sample::integer(rng, 0, static_cast<int64_t>(forms.size()) - 1)];
+  std::vector<Arg> args;
+  for (const Shape& s : f.shapes) args.push_back(Arg::input(DType::f32, s));
+  return sample::make("Einsum", args, {{"equation", std::string(f.equation)}});
 }
 
 }  // namespace
@@ -166,6 +293,7 @@ void add_linear_rules(RuleTable& rules) {
   rules.push_back({"Gemm", nullptr, gemm, gemm_sample});
   rules.push_back({"Conv", nullptr, conv, conv_sample});
   rules.push_back({"ConvTranspose", nullptr, conv_transpose, conv_sample});
+  rules.push_back({"Einsum", einsum_guard, einsum, einsum_sample});
 }
 
 }  // namespace orch::fission

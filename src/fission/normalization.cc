@@ -39,7 +39,8 @@ std::vector<ValueId> softmax_family(RuleContext& ctx) {
     for (int64_t i = 0; i < n; ++i) iota[i] = static_cast<double>(i);
     ValueId index = along(ctx, ctx.constant_value(Tensor::from_doubles(DType::i64, {n}, iota)),
                           axis, rank_of(ctx, x));
-    ValueId candidates = ctx.ew("where", {ctx.ew("equal", {x, m}), index, ctx.scalar(n, DType::i64)});
+    ValueId candidates =
+        ctx.ew("where", {ctx.ew("equal", {x, m}), index, ctx.scalar(n, DType::i64)});
     ValueId first = ctx.reduce("min", ctx.broadcast_to(candidates, ctx.shape_of(x)), {axis});
     y = ctx.cast(ctx.ew("equal", {index, first}), out);
     return single(ctx.broadcast_to(y, ctx.out_type().shape));
@@ -209,10 +210,10 @@ Graph channel_sample(std::string_view op, Rng& rng) {
     int64_t groups = sample::integer(rng, 1, 2);
     s[1] = c = groups * sample::integer(rng, 1, 3);
     Shape p = {sample::coin(rng) ? c : groups};
-    return sample::make(std::string(op),
-                        {Arg::input(DType::f32, s), Arg::input(DType::f32, p),
-                         Arg::input(DType::f32, p)},
-                        {{"num_groups", groups}, {"epsilon", 1e-3f}});
+    return sample::make(
+        std::string(op),
+        {Arg::input(DType::f32, s), Arg::input(DType::f32, p), Arg::input(DType::f32, p)},
+        {{"num_groups", groups}, {"epsilon", 1e-3f}});
   }
   std::vector<Arg> args = {Arg::input(DType::f32, s)};
   bool constants = sample::coin(rng);

@@ -50,7 +50,8 @@ ValueId window_stack(RuleContext& ctx, ValueId x, const ops::Window& w, double p
   }
   if (std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p != 0; }))
     x = ctx.emit("prim.Pad", {x},
-                 {{"pads", pads}, {"mode", std::string("constant")},
+                 {{"pads", pads},
+                  {"mode", std::string("constant")},
                   {"value", static_cast<float>(pad_value)}});
   Shape padded = ctx.shape_of(x);
   std::vector<ValueId> views;
@@ -70,7 +71,8 @@ ValueId window_stack(RuleContext& ctx, ValueId x, const ops::Window& w, double p
     }
   }
   Shape out = ctx.shape_of(views[0]);
-  ValueId stacked = views.size() == 1 ? views[0] : ctx.emit("prim.Concat", views, {{"axis", int64_t{0}}});
+  ValueId stacked =
+      views.size() == 1 ? views[0] : ctx.emit("prim.Concat", views, {{"axis", int64_t{0}}});
   Shape stacked_shape = {static_cast<int64_t>(views.size())};
   stacked_shape.insert(stacked_shape.end(), out.begin(), out.end());
   return ctx.reshape(stacked, stacked_shape);
@@ -115,8 +117,9 @@ std::vector<ValueId> pool(RuleContext& ctx) {
   DType out = ctx.out_type().dtype;
   ops::Window w = window_of(ctx);
   if (op == "MaxPool") {
-    double lowest = is_float(out) ? -std::numeric_limits<double>::infinity()
-                    : out == DType::i8 ? -128.0 : 0.0;
+    double lowest = is_float(out)      ? -std::numeric_limits<double>::infinity()
+                    : out == DType::i8 ? -128.0
+                                       : 0.0;
     ValueId y = reduce_stack(ctx, "max", window_stack(ctx, ctx.in(0), w, lowest));
     std::vector<ValueId> results = {y};
     if (ctx.num_outputs() > 1) results.push_back(kNoValue);

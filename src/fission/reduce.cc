@@ -18,7 +18,8 @@ using sample::Arg;
 using sample::Rng;
 
 ops::ReduceAxes axes_of(const RuleContext& ctx) {
-  const Tensor* axes_input = ctx.node().op == "ReduceSum" && ctx.has(1) ? &ctx.constant(1) : nullptr;
+  const Tensor* axes_input =
+      ctx.node().op == "ReduceSum" && ctx.has(1) ? &ctx.constant(1) : nullptr;
   return ops::reduce_axes(ctx.attrs(), axes_input,
                           static_cast<int64_t>(ctx.shape_of(ctx.in(0)).size()));
 }
@@ -73,8 +74,8 @@ std::vector<ValueId> arg_extreme(RuleContext& ctx) {
   int64_t n = ctx.shape_of(x)[axis];
   ValueId extreme = ctx.reduce(ctx.node().op == "ArgMax" ? "max" : "min", x, {axis});
   ValueId ramp = index_ramp(ctx, n, axis, rank);
-  ValueId hits = ctx.ew("where", {ctx.ew("equal", {x, extreme}), ramp,
-                                  ctx.scalar(last ? -1 : n, DType::i64)});
+  ValueId hits =
+      ctx.ew("where", {ctx.ew("equal", {x, extreme}), ramp, ctx.scalar(last ? -1 : n, DType::i64)});
   ValueId index = ctx.reduce(last ? "max" : "min", ctx.broadcast_to(hits, ctx.shape_of(x)), {axis});
   return single(ctx.reshape(index, ctx.out_type().shape));
 }
@@ -83,7 +84,8 @@ std::vector<ValueId> arg_extreme(RuleContext& ctx) {
 bool nonempty_axis(const RuleContext& ctx) {
   const Shape& s = ctx.shape_of(ctx.in(0));
   if (s.empty()) return false;
-  int64_t axis = ops::normalize_axis(attr_int(ctx.attrs(), "axis", 0), static_cast<int64_t>(s.size()));
+  int64_t axis =
+      ops::normalize_axis(attr_int(ctx.attrs(), "axis", 0), static_cast<int64_t>(s.size()));
   return s[axis] > 0;
 }
 
@@ -94,8 +96,8 @@ bool cumsum_guard(const RuleContext& ctx) {
   if (s.empty()) return false;
   int64_t axis = ops::normalize_axis(ctx.constant(1).get_int(0), static_cast<int64_t>(s.size()));
   DType t = ctx.dtype(ctx.in(0));
-  bool matmul_type = is_float(t) || t == DType::i32 || t == DType::i64 || t == DType::u32 ||
-                     t == DType::u64;
+  bool matmul_type =
+      is_float(t) || t == DType::i32 || t == DType::i64 || t == DType::u32 || t == DType::u64;
   return matmul_type && s[axis] <= kMaxScanLength;
 }
 
@@ -145,9 +147,10 @@ Graph cumsum_sample(std::string_view, Rng& rng) {
   Attributes attrs = {{"exclusive", sample::integer(rng, 0, 1)},
                       {"reverse", sample::integer(rng, 0, 1)}};
   int64_t axis = sample::axis(rng, static_cast<int64_t>(s.size()));
-  return sample::make("CumSum", {Arg::input(sample::float_type(rng), s),
-                                 Arg::constant_of(Tensor::scalar(DType::i64, axis))},
-                      attrs);
+  return sample::make(
+      "CumSum",
+      {Arg::input(sample::float_type(rng), s), Arg::constant_of(Tensor::scalar(DType::i64, axis))},
+      attrs);
 }
 
 Graph reduce_sample(std::string_view op, Rng& rng) {
@@ -171,8 +174,8 @@ Graph reduce_sample(std::string_view op, Rng& rng) {
 }  // namespace
 
 void add_reduce_rules(RuleTable& rules) {
-  for (std::string_view op : {"ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
-                              "ReduceSumSquare"})
+  for (std::string_view op :
+       {"ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceSumSquare"})
     rules.push_back({op, nullptr, reduction, reduce_sample});
   for (std::string_view op : {"ReduceMean", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp"})
     rules.push_back({op, float_only, reduction, reduce_sample});

@@ -4,8 +4,7 @@
 
 namespace orch::fission::sample {
 
-Graph make(const std::string& op, const std::vector<Arg>& args, Attributes attrs,
-           int num_outputs) {
+Graph make(const std::string& op, const std::vector<Arg>& args, Attributes attrs, int num_outputs) {
   Graph g;
   Builder b(g);
   std::vector<ValueId> inputs;

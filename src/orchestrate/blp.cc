@@ -49,7 +49,8 @@ void add_row(Model& model, const std::vector<int>& index, const std::vector<doub
 }
 
 Model build_model(const Columns& columns, const std::vector<CycleCut>& cuts,
-                  bool buffer_variables) {
+                  const OrchestrateOptions& options) {
+  const bool buffer_variables = options.buffer_variables;
   const int m = columns.size();
   const int n = columns.num_buffers;
   const double inf = COIN_DBL_MAX;
@@ -108,7 +109,7 @@ Model build_model(const Columns& columns, const std::vector<CycleCut>& cuts,
   for (int k = 0; k < m; ++k) {
     for (int p : columns.primitives[k]) computers[p].push_back(k);
   }
-  for (int p : columns.required) {
+  for (int p : options.coverage_rows ? columns.required : std::vector<int>{}) {
     add_row(model, computers[p], std::vector<double>(computers[p].size(), 1), 1, inf);
   }
   for (const CycleCut& cut : cuts) {
@@ -193,9 +194,9 @@ BlpResult run_cbc(const Columns& columns, const Model& model, const std::vector<
 }  // namespace
 
 BlpResult solve_blp(const Columns& columns, const std::vector<CycleCut>& cuts,
-                    const std::vector<int>& warm, double time_limit_s, bool buffer_variables,
-                    BlpSize& size) {
-  Model model = build_model(columns, cuts, buffer_variables);
+                    const std::vector<int>& warm, double time_limit_s,
+                    const OrchestrateOptions& options, BlpSize& size) {
+  Model model = build_model(columns, cuts, options);
   size.columns = static_cast<int>(model.objective.size());
   size.rows = static_cast<int>(model.row_lower.size());
   std::lock_guard<std::mutex> lock(cbc_mutex);

@@ -118,8 +118,8 @@ struct BlpSize {
 
 /// Solves the BLP over `columns` plus `cuts` with CBC, starting from `warm` (may be empty).
 BlpResult solve_blp(const Columns& columns, const std::vector<CycleCut>& cuts,
-                    const std::vector<int>& warm, double time_limit_s, bool buffer_variables,
-                    BlpSize& size);
+                    const std::vector<int>& warm, double time_limit_s,
+                    const OrchestrateOptions& options, BlpSize& size);
 
 /// Orders the chosen columns into a plan: kernels in dependency order, unused outputs
 /// dropped, kernels left with nothing to write removed, buffer lifetimes. Sets kernels,

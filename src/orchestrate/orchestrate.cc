@@ -53,7 +53,7 @@ Plan orchestrate(const OrchestrationProblem& problem, const OrchestrateOptions& 
     }
     BlpSize size;
     BlpResult result = solve_blp(columns, cuts, options.warm_start ? best : std::vector<int>{},
-                                 left, options.buffer_variables, size);
+                                 left, options, size);
     ++stats.rounds;
     stats.rows = size.rows;
     check(!result.infeasible,

@@ -54,6 +54,7 @@ struct OrchestrateOptions {
   bool prune_dominated = true;  // drop candidates another one beats on cost, inputs and outputs
   bool warm_start = true;       // give CBC the greedy plan as its first incumbent
   bool buffer_variables = true;  // y_j per buffer (sparse rows); false: the paper's rows
+  bool coverage_rows = true;     // every output ancestor computed somewhere (tighter LP bound)
 };
 
 /// One kernel of a plan.

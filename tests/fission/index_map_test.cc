@@ -5,8 +5,8 @@
 // unchanged.
 #include <fmt/format.h>
 
-#include <cmath>
 #include <gtest/gtest.h>
+#include <cmath>
 
 #include "fission/fission.h"
 #include "fission_check.h"
@@ -84,10 +84,9 @@ std::string check_node(const Graph& g, const Node& n, std::mt19937& rng, uint64_
     }
     for (int64_t i = 0; i < want.numel(); ++i) {
       if (!inside(interp::unravel(i, out_type.shape), out_box)) continue;
-      bool same = is_float(want.dtype())
-                      ? (std::isnan(want.get(i)) && std::isnan(got.get(i))) ||
-                            want.get(i) == got.get(i)
-                      : want.get_int(i) == got.get_int(i);
+      bool same = is_float(want.dtype()) ? (std::isnan(want.get(i)) && std::isnan(got.get(i))) ||
+                                               want.get(i) == got.get(i)
+                                         : want.get_int(i) == got.get_int(i);
       if (!same)
         return fmt::format("output element {} changed ({} -> {}) with map\n{}", i, want.get(i),
                            got.get(i), format_index_map(map, out_type.shape.size()));
@@ -144,12 +143,11 @@ TEST(IndexMap, ReshapeUsesFloordivAndMod) {
 }
 
 TEST(IndexMap, GatherAxisIsWholeDimension) {
-  IndexMap map = find_op("prim.Gather")
-                     ->index_map({{"axis", int64_t{1}}},
-                                 {{{DType::f32, {4, 10, 3}}, {DType::i64, {2}}}},
-                                 {DType::f32, {4, 2, 3}});
-  EXPECT_EQ(input_box(map, 0, {4, 10, 3}, {{1, 2}, {0, 0}, {2, 2}}),
-            (Box{{1, 2}, {0, 9}, {2, 2}}));
+  IndexMap map =
+      find_op("prim.Gather")
+          ->index_map({{"axis", int64_t{1}}}, {{{DType::f32, {4, 10, 3}}, {DType::i64, {2}}}},
+                      {DType::f32, {4, 2, 3}});
+  EXPECT_EQ(input_box(map, 0, {4, 10, 3}, {{1, 2}, {0, 0}, {2, 2}}), (Box{{1, 2}, {0, 9}, {2, 2}}));
   EXPECT_EQ(input_box(map, 1, {2}, {{1, 2}, {1, 1}, {2, 2}}), (Box{{1, 1}}));
 }
 

@@ -50,7 +50,8 @@ TEST(OnnxRuntime, PrimitiveGraphsMatchTheInterpreter) {
   fs::remove_all(root);
 
   std::vector<Case> cases;
-  cases.push_back({"tiny_mlp", parse_graph(read_text(source / "examples/tiny_mlp.orch.txt")), {}, {}});
+  cases.push_back(
+      {"tiny_mlp", parse_graph(read_text(source / "examples/tiny_mlp.orch.txt")), {}, {}});
   for (const FissionRule* rule : test::sampled_rules())
     for (int seed = 0; seed < 2; ++seed) {
       std::mt19937 rng(seed * 7919 + 17);
@@ -94,7 +95,8 @@ TEST(OnnxRuntime, PrimitiveGraphsMatchTheInterpreter) {
   std::printf("ORT compared %d of %zu models; missing ORT kernels: %s\n", compared, cases.size(),
               fmt::format("{}", fmt::join(unsupported_by_ort, ", ")).c_str());
   EXPECT_GE(compared, static_cast<int>(cases.size() * 8 / 10))
-      << "ORT ran too few models; missing kernels: " << fmt::format("{}", fmt::join(unsupported_by_ort, ", "));
+      << "ORT ran too few models; missing kernels: "
+      << fmt::format("{}", fmt::join(unsupported_by_ort, ", "));
   fs::remove_all(root);
 }
 

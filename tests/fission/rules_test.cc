@@ -27,8 +27,8 @@ TEST_P(RuleTest, PrimitiveGraphMatchesOperator) {
     Graph op_graph = rule.sample(rule.op, rng);
     FissionReport report;
     Graph prim_graph = fission(op_graph, {}, &report);
-    SCOPED_TRACE(fmt::format("seed {}\n{}\n->\n{}", seed, print_graph(op_graph),
-                             print_graph(prim_graph)));
+    SCOPED_TRACE(
+        fmt::format("seed {}\n{}\n->\n{}", seed, print_graph(op_graph), print_graph(prim_graph)));
     if (!report.kept.empty()) continue;  // the guard declined this instance
     ++applied;
     ASSERT_NO_THROW(verify(prim_graph));
@@ -99,8 +99,7 @@ TEST(Fission, StrictModeRejectsOpsWithoutRules) {
     fission(g, {.keep_unmatched = false});
     FAIL() << "no error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("no fission rule applies"), std::string::npos)
-        << e.what();
+    EXPECT_NE(std::string(e.what()).find("no fission rule applies"), std::string::npos) << e.what();
   }
 }
 

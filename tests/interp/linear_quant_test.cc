@@ -4,9 +4,14 @@
 
 #include "interp/interpreter.h"
 #include "ir/builder.h"
+#include "op_test_util.h"
 
 namespace orch {
 namespace {
+
+using op_test::error_of;
+using op_test::run;
+using op_test::run_all;
 
 using Ints = std::vector<int64_t>;
 
@@ -15,15 +20,6 @@ Tensor u8(Shape shape, Ints values) {
 }
 Tensor f32(Shape shape, std::vector<double> values) {
   return Tensor::from_doubles(DType::f32, std::move(shape), values);
-}
-
-Tensor run(const std::string& op, std::vector<Tensor> inputs, Attributes attrs = {}) {
-  Graph g;
-  Builder b(g);
-  std::vector<ValueId> ids;
-  for (Tensor& t : inputs) ids.push_back(t.defined() ? b.constant(std::move(t)) : kNoValue);
-  b.output(b.op(op, ids, std::move(attrs)));
-  return interp::interpret(g, {})[0];
 }
 
 TEST(MatMulInteger, ZeroPointsPerTensorRowAndColumn) {

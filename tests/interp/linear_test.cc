@@ -7,9 +7,14 @@
 #include "interp/random_inputs.h"
 #include "ir/builder.h"
 #include "ir/error.h"
+#include "op_test_util.h"
 
 namespace orch {
 namespace {
+
+using op_test::error_of;
+using op_test::run;
+using op_test::run_all;
 
 using Ints = std::vector<int64_t>;
 
@@ -18,25 +23,6 @@ Tensor f32(Shape shape, std::vector<double> values) {
 }
 Tensor random_f32(Shape shape, uint64_t seed) {
   return interp::random_tensor({DType::f32, std::move(shape)}, seed);
-}
-
-// Builds a one-node graph over constant inputs (undefined tensors are absent inputs) and runs it.
-Tensor run(const std::string& op, std::vector<Tensor> inputs, Attributes attrs = {}) {
-  Graph g;
-  Builder b(g);
-  std::vector<ValueId> ids;
-  for (Tensor& t : inputs) ids.push_back(t.defined() ? b.constant(std::move(t)) : kNoValue);
-  b.output(b.op(op, ids, std::move(attrs)));
-  return interp::interpret(g, {})[0];
-}
-
-std::string error_of(const std::string& op, std::vector<Tensor> inputs, Attributes attrs = {}) {
-  try {
-    run(op, std::move(inputs), std::move(attrs));
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 void expect_near(const Tensor& got, const Tensor& want, double tol = 1e-5) {

@@ -7,41 +7,20 @@
 #include "interp/interpreter.h"
 #include "ir/builder.h"
 #include "ir/error.h"
+#include "op_test_util.h"
 
 namespace orch {
 namespace {
+
+using op_test::error_of;
+using op_test::run;
+using op_test::run_all;
 
 Tensor f64(Shape shape, std::vector<double> values) {
   return Tensor::from_doubles(DType::f64, std::move(shape), values);
 }
 Tensor f32(Shape shape, std::vector<double> values) {
   return Tensor::from_doubles(DType::f32, std::move(shape), values);
-}
-
-// Builds a one-node graph over constant inputs and interprets it; returns every output.
-std::vector<Tensor> run_all(const std::string& op, std::vector<Tensor> inputs, Attributes attrs,
-                            int num_outputs) {
-  Graph g;
-  Builder b(g);
-  std::vector<ValueId> ids;
-  for (Tensor& t : inputs) ids.push_back(b.constant(std::move(t)));
-  for (ValueId v : b.op_multi(op, ids, std::move(attrs), num_outputs)) b.output(v);
-  return interp::interpret(g, {});
-}
-
-Tensor run(const std::string& op, std::vector<Tensor> inputs, Attributes attrs = {}) {
-  return run_all(op, std::move(inputs), std::move(attrs), 1)[0];
-}
-
-// The message of the Error that running `op` throws, or "" when none does.
-std::string error_of(const std::string& op, std::vector<Tensor> inputs, Attributes attrs = {},
-                     int num_outputs = 1) {
-  try {
-    run_all(op, std::move(inputs), std::move(attrs), num_outputs);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 void expect_near(const Tensor& t, const std::vector<double>& expected, double tol = 1e-12) {

@@ -8,9 +8,14 @@
 #include "interp/interpreter.h"
 #include "ir/builder.h"
 #include "ir/error.h"
+#include "op_test_util.h"
 
 namespace orch {
 namespace {
+
+using op_test::error_of;
+using op_test::run;
+using op_test::run_all;
 
 Tensor f32(Shape shape, std::vector<double> values) {
   return Tensor::from_doubles(DType::f32, std::move(shape), values);
@@ -24,26 +29,6 @@ Tensor axes(std::vector<int64_t> values) {
 }
 Attributes keepdims(int64_t k) {
   return {{"keepdims", k}};
-}
-
-// Builds a one-node graph over constant inputs and interprets it.
-Tensor run(const std::string& op, std::vector<Tensor> inputs, Attributes attrs = {}) {
-  Graph g;
-  Builder b(g);
-  std::vector<ValueId> ids;
-  for (Tensor& t : inputs) ids.push_back(b.constant(std::move(t)));
-  b.output(b.op(op, ids, std::move(attrs)));
-  return interp::interpret(g, {})[0];
-}
-
-// The message of the Error that running `op` throws, or "" when none does.
-std::string error_of(const std::string& op, std::vector<Tensor> inputs, Attributes attrs = {}) {
-  try {
-    run(op, std::move(inputs), std::move(attrs));
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 // [[1, 2, 3], [4, 5, 6]]

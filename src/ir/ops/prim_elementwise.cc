@@ -105,8 +105,7 @@ OnnxForm elementwise_form(const Attributes& attrs, std::span<const TensorType> i
   return form;
 }
 
-IndexMap elementwise_map(const Attributes&, std::span<const TensorType> inputs,
-                         const TensorType&) {
+IndexMap elementwise_map(const Attributes&, std::span<const TensorType> inputs, const TensorType&) {
   IndexMap map;
   for (const TensorType& t : inputs) {
     std::vector<IndexExpr> dims;

@@ -40,8 +40,8 @@ OnnxForm reshape_form(const Attributes& attrs, std::span<const TensorType> input
   std::vector<int64_t> shape = required_ints(attrs, "shape");
   for (int64_t d : shape) check(d >= 0, "shape {} has a negative dim", format_shape(shape));
   check(num_elements(shape) == num_elements(inputs[0].shape),
-        "shape {} has {} elements, the input {} has {}", format_shape(shape),
-        num_elements(shape), format_shape(inputs[0].shape), num_elements(inputs[0].shape));
+        "shape {} has {} elements, the input {} has {}", format_shape(shape), num_elements(shape),
+        format_shape(inputs[0].shape), num_elements(inputs[0].shape));
   return {"Reshape", {{"allowzero", int64_t{1}}}, {{0, {}}, {-1, int_tensor(shape)}}};
 }
 
@@ -112,8 +112,7 @@ OnnxForm slice_form(const Attributes& attrs, std::span<const TensorType> inputs)
            {-1, int_tensor(steps)}}};
 }
 
-IndexMap slice_map(const Attributes& attrs, std::span<const TensorType> inputs,
-                   const TensorType&) {
+IndexMap slice_map(const Attributes& attrs, std::span<const TensorType> inputs, const TensorType&) {
   PrimSlice s = prim_slice(attrs, inputs[0].shape);
   std::vector<IndexExpr> dims;
   for (size_t d = 0; d < s.starts.size(); ++d) dims.push_back(axis(d) * s.steps[d] + s.starts[d]);
@@ -156,8 +155,7 @@ OnnxForm pad_form(const Attributes& attrs, std::span<const TensorType> inputs) {
   std::string mode = pad_mode(attrs);
   OnnxForm form{"Pad", {{"mode", mode}}, {{0, {}}, {-1, int_tensor(pads)}}};
   if (mode == "constant")
-    form.args.push_back(
-        {-1, Tensor::scalar(inputs[0].dtype, attr_float(attrs, "value", 0.0f))});
+    form.args.push_back({-1, Tensor::scalar(inputs[0].dtype, attr_float(attrs, "value", 0.0f))});
   return form;
 }
 
@@ -247,9 +245,9 @@ OnnxForm resize_form(const Attributes& attrs, std::span<const TensorType>) {
 // unchanged size read the same coordinate under nearest sampling (except tf_crop_and_resize).
 IndexMap resize_map(const Attributes& attrs, std::span<const TensorType> inputs,
                     const TensorType& output) {
-  bool same_point = attr_string(attrs, "mode", "nearest") == "nearest" &&
-                    attr_string(attrs, "coordinate_transformation_mode", "half_pixel") !=
-                        "tf_crop_and_resize";
+  bool same_point =
+      attr_string(attrs, "mode", "nearest") == "nearest" &&
+      attr_string(attrs, "coordinate_transformation_mode", "half_pixel") != "tf_crop_and_resize";
   std::vector<IndexExpr> dims;
   for (size_t d = 0; d < inputs[0].shape.size(); ++d)
     dims.push_back(same_point && inputs[0].shape[d] == output.shape[d] ? axis(d)

@@ -11,8 +11,8 @@ OnnxForm matmul_form(const Attributes&, std::span<const TensorType> inputs) {
   const Shape& a = inputs[0].shape;
   const Shape& b = inputs[1].shape;
   check(a.size() >= 2 && a.size() == b.size(),
-        "inputs must have one rank >= 2 (batch dims are not broadcast): {} and {}",
-        format_shape(a), format_shape(b));
+        "inputs must have one rank >= 2 (batch dims are not broadcast): {} and {}", format_shape(a),
+        format_shape(b));
   for (size_t d = 0; d + 2 < a.size(); ++d)
     check(a[d] == b[d], "batch dim {} differs: {} vs {}", d, a[d], b[d]);
   return {"MatMul", {}, {{0, {}}, {1, {}}}};
@@ -90,7 +90,8 @@ IndexMap conv_transpose_map(const Attributes& attrs, std::span<const TensorType>
   int64_t m_per_group = w[1];
   size_t r = output.shape.size();
   IndexExpr channel = IndexExpr::floordiv(axis(1), m_per_group) * c_per_group + axis(r);
-  IndexMap map{{c_per_group}, {{axis(0), channel}, {channel, IndexExpr::mod(axis(1), m_per_group)}}};
+  IndexMap map{{c_per_group},
+               {{axis(0), channel}, {channel, IndexExpr::mod(axis(1), m_per_group)}}};
   for (size_t s = 0; s < g.spatial; ++s) {
     map.reduce_extents.push_back(w[2 + s]);
     IndexExpr k = axis(r + 1 + s);

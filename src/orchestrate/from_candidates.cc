@@ -1,4 +1,4 @@
-#include "candidates/orchestration_problem.h"
+#include "orchestrate/from_candidates.h"
 
 #include "ir/error.h"
 

@@ -1,0 +1,41 @@
+// Helpers shared by the interpreter's op tests: run one op over constant inputs.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "interp/interpreter.h"
+#include "ir/builder.h"
+#include "ir/error.h"
+
+namespace orch::op_test {
+
+/// Builds a one-node graph over constant inputs (an undefined Tensor is an absent optional
+/// input), interprets it and returns every output.
+inline std::vector<Tensor> run_all(const std::string& op, std::vector<Tensor> inputs,
+                                   Attributes attrs = {}, int num_outputs = 1) {
+  Graph g;
+  Builder b(g);
+  std::vector<ValueId> ids;
+  for (Tensor& t : inputs) ids.push_back(t.defined() ? b.constant(std::move(t)) : kNoValue);
+  for (ValueId v : b.op_multi(op, ids, std::move(attrs), num_outputs)) b.output(v);
+  return interp::interpret(g, {});
+}
+
+/// The single output of `op`.
+inline Tensor run(const std::string& op, std::vector<Tensor> inputs, Attributes attrs = {}) {
+  return run_all(op, std::move(inputs), std::move(attrs), 1)[0];
+}
+
+/// The message of the Error that running `op` throws, or "" when none does.
+inline std::string error_of(const std::string& op, std::vector<Tensor> inputs,
+                            Attributes attrs = {}, int num_outputs = 1) {
+  try {
+    run_all(op, std::move(inputs), std::move(attrs), num_outputs);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace orch::op_test
