@@ -1,0 +1,43 @@
+// What every code generator produces and consumes.
+//
+// A candidate kernel reaches a backend as a standalone Graph (extract_kernel): its primitives,
+// its external inputs as graph inputs (constants stay constants, sharing their data), and its
+// output set as graph outputs. A backend judges that graph, compiles it, and the compiled kernel
+// must compute what the interpreter computes on the same graph.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace orch::codegen {
+
+/// The kernel computing `members` (nodes of `graph`, convex) and writing `outputs` (values they
+/// produce). Inputs are the values members read that other nodes or the graph's inputs produce,
+/// in first-use order; constants are copied in as constants (sharing their buffers).
+Graph extract_kernel(const Graph& graph, std::span<const NodeId> members,
+                     std::span<const ValueId> outputs);
+
+/// A compiled kernel, ready to run many times.
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  /// Runs on `inputs` (one per kernel-graph input, in order) and fills `outputs` (one per
+  /// kernel-graph output, preallocated with their types). Throws Error on a wrong input.
+  virtual void run(std::span<const Tensor> inputs, std::span<Tensor> outputs) = 0;
+};
+
+/// A code generator.
+struct Backend {
+  std::string_view name;
+  /// "" when the backend can generate `kernel`, otherwise why it cannot (shown to users).
+  std::string (*reject)(const Graph& kernel);
+  /// Compiles an accepted kernel; compile failures throw Error with the reason.
+  std::unique_ptr<Kernel> (*compile)(const Graph& kernel);
+};
+
+}  // namespace orch::codegen
