@@ -2,30 +2,19 @@
 // note. Skipped when the orch binary has not been built yet.
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <string>
+
+#include "../common/orch_cli.h"
 
 namespace orch {
 namespace {
 
-struct Outcome {
-  int exit_code;
-  std::string output;  // stdout and stderr together
-};
+using cli_test::Outcome;
 
 Outcome orch_candidates(const std::string& args) {
-  std::string command = std::string(ORCH_BINARY) + " candidates " + std::string(ORCH_SOURCE_DIR) +
-                        "/examples/tiny_mlp.orch.txt " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  std::string output;
-  std::array<char, 4096> buffer;
-  while (size_t n = fread(buffer.data(), 1, buffer.size(), pipe)) output.append(buffer.data(), n);
-  int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+  return cli_test::orch_cli("candidates " + std::string(ORCH_SOURCE_DIR) +
+                            "/examples/tiny_mlp.orch.txt " + args);
 }
 
 bool contains(const std::string& text, const std::string& part) {

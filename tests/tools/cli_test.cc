@@ -1,51 +1,26 @@
 // The `orch` command as a user meets it: exit codes, messages, files written.
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
+#include "../common/orch_cli.h"
 #include "ir/npy.h"
 
 namespace orch {
 namespace {
 namespace fs = std::filesystem;
 
-struct Outcome {
-  int exit_code;
-  std::string output;  // stdout and stderr together
-};
-
-Outcome orch_cli(const std::string& args) {
-  std::string command = std::string(ORCH_BINARY) + " " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  std::string output;
-  std::array<char, 4096> buffer;
-  while (size_t n = fread(buffer.data(), 1, buffer.size(), pipe)) output.append(buffer.data(), n);
-  int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
-}
+using cli_test::orch_cli;
+using cli_test::Outcome;
 
 const std::string kMlp = std::string(ORCH_SOURCE_DIR) + "/examples/tiny_mlp.orch.txt";
 
-class Cli : public ::testing::Test {
+class Cli : public cli_test::CliTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("orch_cli_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
   void write(const std::string& name, const std::string& text) const {
     std::ofstream(path(name), std::ios::binary) << text;
   }
-  fs::path dir_;
 };
 
 TEST_F(Cli, HelpListsEverySubcommand) {

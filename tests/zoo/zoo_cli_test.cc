@@ -1,46 +1,16 @@
 // `orch zoo list` and `orch zoo build` as a user runs them.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
-#include <filesystem>
-
+#include "../common/orch_cli.h"
 #include "driver/model_io.h"
 #include "ir/hash.h"
 #include "zoo/zoo.h"
 
 namespace orch::zoo {
 namespace {
-namespace fs = std::filesystem;
-
-struct Outcome {
-  int exit_code;
-  std::string output;  // stdout and stderr together
-};
-
-Outcome orch_cli(const std::string& args) {
-  std::string command = std::string(ORCH_BINARY) + " " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  std::string output;
-  std::array<char, 4096> buffer;
-  while (size_t n = fread(buffer.data(), 1, buffer.size(), pipe)) output.append(buffer.data(), n);
-  int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
-}
-
-class ZooCli : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("orch_zoo_cli_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  fs::path dir_;
-};
+using cli_test::orch_cli;
+using cli_test::Outcome;
+using ZooCli = cli_test::CliTest;
 
 TEST_F(ZooCli, ListShowsEveryModelWithShapeAndCounts) {
   Outcome r = orch_cli("zoo list");
@@ -73,7 +43,7 @@ TEST_F(ZooCli, BuildRejectsUnknownModelsAndBadSizes) {
   EXPECT_NE(r.output.find("yolov4: resolution must be a positive multiple of 32, got 100"),
             std::string::npos)
       << r.output;
-  EXPECT_FALSE(fs::exists(path("x.onnx")));
+  EXPECT_FALSE(std::filesystem::exists(path("x.onnx")));
 }
 
 }  // namespace
