@@ -98,16 +98,22 @@ TEST(BatchNormalization, UsesTheGivenStatistics) {
   expect_near(out, {0, 1, 1, 5});
 }
 
-TEST(BatchNormalization, TrainingModeIsRejected) {
+TEST(BatchNormalization, TrainingModeUsesBatchStatistics) {
+  // One channel over a batch of two: x = {1, 3} has mean 2 and population variance 1, so
+  // y = (x - 2) / 1 = {-1, 1}; running mean 0 * 0.9 + 2 * 0.1 = 0.2, variance 1 * 0.9 + 1 * 0.1.
+  auto out =
+      run_all("BatchNormalization",
+              {f64({2, 1}, {1, 3}), f64({1}, {1}), f64({1}, {0}), f64({1}, {0}), f64({1}, {1})},
+              {{"training_mode", int64_t{1}}, {"epsilon", 0.0f}}, 3);
+  expect_near(out[0], {-1, 1});
+  expect_near(out[1], {0.2}, 1e-7);
+  expect_near(out[2], {1.0}, 1e-7);
+}
+
+TEST(BatchNormalization, RunningStatisticsOnlyInTrainingMode) {
   Tensor v = f32({2}, {1, 1});
-  EXPECT_EQ(error_of("BatchNormalization", {f32({1, 2}, {1, 2}), v, v, v, v},
-                     {{"training_mode", int64_t{1}}}, 3),
-            "BatchNormalization: training_mode=1 is not supported: orch compiles inference "
-            "graphs");
-  // A valid model orch does not support: conformance counts it as skipped, not failed.
-  EXPECT_THROW(run_all("BatchNormalization", {f32({1, 2}, {1, 2}), v, v, v, v},
-                       {{"training_mode", int64_t{1}}}, 3),
-               Unsupported);
+  EXPECT_EQ(error_of("BatchNormalization", {f32({1, 2}, {1, 2}), v, v, v, v}, {}, 3),
+            "BatchNormalization: running_mean and running_var exist only in training mode");
 }
 
 TEST(GroupNormalization, ScaleAndBiasPerChannelOrPerGroup) {

@@ -182,16 +182,31 @@ void group_normalization(KernelArgs& args) {
   }
 }
 
-// Inference form: the given mean and variance, per channel.
+// Inference form: the given mean and variance, per channel. Training form: the batch's own
+// mean and (population) variance, and running statistics blended with `momentum`.
 void batch_normalization(KernelArgs& args) {
   const Tensor& x = args.inputs[0];
   double epsilon = attr_float(args.attrs, "epsilon", 1e-5f);
   int64_t channels = x.shape()[1];
   int64_t spatial = spatial_size(x.shape());
+  std::vector<double> mean = args.inputs[3].to_doubles(), var = args.inputs[4].to_doubles();
+  if (attr_int(args.attrs, "training_mode", 0) != 0) {
+    Shape keep(x.rank(), 1);
+    keep[1] = channels;
+    Moments batch = moments(x.to_doubles(), x.shape(), keep);
+    double momentum = attr_float(args.attrs, "momentum", 0.9f);
+    for (size_t i = 1; i < args.outputs.size(); ++i) {
+      const std::vector<double>& given = i == 1 ? mean : var;
+      const std::vector<double>& observed = i == 1 ? batch.mean : batch.var;
+      for (int64_t c = 0; c < channels; ++c)
+        args.outputs[i].set(c, given[c] * momentum + observed[c] * (1 - momentum));
+    }
+    mean = batch.mean;
+    var = batch.var;
+  }
   for (int64_t i = 0; i < x.numel(); ++i) {
     int64_t c = (i / spatial) % channels;
-    double normalized =
-        (x.get(i) - args.inputs[3].get(c)) / std::sqrt(args.inputs[4].get(c) + epsilon);
+    double normalized = (x.get(i) - mean[c]) / std::sqrt(var[c] + epsilon);
     args.outputs[0].set(i, normalized * args.inputs[1].get(c) + args.inputs[2].get(c));
   }
 }

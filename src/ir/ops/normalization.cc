@@ -78,16 +78,20 @@ std::vector<TensorType> instance_norm_shape(const InferInput& in) {
   return one(in.type(0).dtype, in.type(0).shape);
 }
 
+// Inference form: one output. Training form (training_mode=1): the batch statistics normalize,
+// and the running mean and variance come out as outputs 1 and 2.
 std::vector<TensorType> batch_norm_shape(const InferInput& in) {
-  if (attr_int(in.attrs, "training_mode", 0) != 0)
-    unsupported("training_mode=1 is not supported: orch compiles inference graphs");
-  check(in.num_outputs == 1, "running_mean and running_var exist only in training mode");
+  bool training = attr_int(in.attrs, "training_mode", 0) != 0;
+  check(training || in.num_outputs == 1,
+        "running_mean and running_var exist only in training mode");
   int64_t c = channels(in);
   require_vector(in, 1, c, "scale");
   require_vector(in, 2, c, "B");
   require_vector(in, 3, c, "input_mean");
   require_vector(in, 4, c, "input_var");
-  return one(in.type(0).dtype, in.type(0).shape);
+  std::vector<TensorType> out = {in.type(0)};
+  for (int i = 1; i < in.num_outputs; ++i) out.push_back(in.type(2 + i));
+  return out;
 }
 
 // scale and bias may have shape [C] (opset 21) or [num_groups] (opset 18); the two agree when
