@@ -14,7 +14,7 @@ using cli_test::Outcome;
 
 Outcome orch_candidates(const std::string& args) {
   return cli_test::orch_cli("candidates " + std::string(ORCH_SOURCE_DIR) +
-                            "/examples/tiny_mlp.orch.txt " + args);
+                            "/examples/tiny_mlp.orch.txt --no-fission " + args);
 }
 
 bool contains(const std::string& text, const std::string& part) {
@@ -70,6 +70,17 @@ TEST_F(CandidatesCli, StateCapIsReported) {
                        "note: state cap reached in subgraph of vertices [0, 6) (6 "
                        "vertices): more than 3 execution states"))
       << r.output;
+}
+
+TEST_F(CandidatesCli, EnumeratesThePrimitiveGraphByDefault) {
+  Outcome r = cli_test::orch_cli("candidates " + std::string(ORCH_SOURCE_DIR) +
+                                 "/examples/tiny_mlp.orch.txt");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // Two MatMuls, the biases' broadcasts and adds, the Relu and the fissioned Softmax.
+  EXPECT_TRUE(contains(r.output, "(Elementwise 6, Reduce 2, Broadcast 4, Layout 2, Linear 2)"))
+      << r.output;
+  // A kernel holding both MatMuls is one oneDNN call too many.
+  EXPECT_TRUE(contains(r.output, "more than 1 Linear")) << r.output;
 }
 
 }  // namespace

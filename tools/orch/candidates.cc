@@ -10,6 +10,7 @@
 #include "candidates/candidates.h"
 #include "commands.h"
 #include "driver/model_io.h"
+#include "driver/pipeline.h"
 #include "ir/error.h"
 
 namespace orch::tool {
@@ -23,6 +24,7 @@ struct CandidatesArgs {
   int max_vertices = 64;
   FeasibilityRules rules;
   bool no_auto_cut = false;
+  bool no_fission = false;
 };
 
 std::string rejected_text(const SubgraphCandidates& sub) {
@@ -37,7 +39,9 @@ std::string shorten(const std::string& text, size_t width) {
 }
 
 void run_candidates(const CandidatesArgs& args) {
-  Graph graph = driver::load_model(args.model, import_options(args.shapes));
+  driver::PipelineOptions pipeline{.import = import_options(args.shapes),
+                                   .fission = !args.no_fission};
+  Graph graph = driver::primitive_graph(args.model, pipeline);
   Dag dag = dag_of(graph);
   IdentifyOptions options;
   options.partition.max_vertices = args.max_vertices;
@@ -128,6 +132,8 @@ void add_candidates_command(CLI::App& app) {
   cmd->add_flag(
       "--fuse-operators", [args](int64_t) { args->rules.operator_alone = false; },
       "Fuse operators fission left whole as if they were primitives");
+  cmd->add_flag("--no-fission", args->no_fission,
+                "Enumerate over ONNX operators instead of the primitive graph");
   cmd->add_flag("--no-auto-cut", args->no_auto_cut,
                 "Cut only at --cut and around Opaque primitives");
   cmd->callback([args] { run_candidates(*args); });

@@ -1,0 +1,28 @@
+#include "driver/pipeline.h"
+
+#include "driver/model_io.h"
+#include "fission/fission.h"
+#include "ir/verifier.h"
+
+namespace orch::driver {
+
+std::vector<std::string_view> stage_names() {
+  return {"import", "fission"};
+}
+
+Graph primitive_graph(const std::string& model_path, const PipelineOptions& options) {
+  auto stage_done = [&](std::string_view stage, const Graph& graph) {
+    verify(graph);
+    if (options.after_stage) options.after_stage(stage, graph);
+  };
+  // Import: ONNX (or text) -> operator graph with static shapes and folded shape chains.
+  Graph graph = load_model(model_path, options.import);
+  stage_done("import", graph);
+  if (!options.fission) return graph;
+  // Fission: every operator -> primitives (Korch §3); operators without a rule stay whole.
+  graph = fission::fission(graph);
+  stage_done("fission", graph);
+  return graph;
+}
+
+}  // namespace orch::driver
