@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 
 #include <chrono>
-#include <ctime>
 #include <cstdlib>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -40,8 +40,7 @@ Timed timed_orchestrate(const OrchestrationProblem& problem, const OrchestrateOp
   std::clock_t cpu_start = std::clock();
   Plan plan = orchestrate(problem, options);
   double cpu = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return {std::move(plan), seconds, cpu};
 }
 
@@ -105,14 +104,10 @@ int main(int argc, char** argv) {
     }
   }
   const std::vector<Row> rows = {
-      {"small", 8, 2, 3, 0.5, 150, 250, 1000},
-      {"medium", 10, 2, 3, 0.5, 250, 400, 2000},
-      {"korch-a", 12, 2, 4, 0.5, 550, 650, 3100},
-      {"korch-b", 12, 2, 4, 0.5, 650, 750, 3100},
-      {"korch-c", 14, 2, 3, 0.5, 550, 750, 3100},
-      {"korch-d", 10, 2, 4, 0.5, 550, 650, 4000},
-      {"large", 14, 2, 4, 0.5, 900, 1100, 6000},
-      {"all-subgraphs", 12, 2, 4, 0.5, 550, 750, 0},
+      {"small", 8, 2, 3, 0.5, 150, 250, 1000},    {"medium", 10, 2, 3, 0.5, 250, 400, 2000},
+      {"korch-a", 12, 2, 4, 0.5, 550, 650, 3100}, {"korch-b", 12, 2, 4, 0.5, 650, 750, 3100},
+      {"korch-c", 14, 2, 3, 0.5, 550, 750, 3100}, {"korch-d", 10, 2, 4, 0.5, 550, 650, 4000},
+      {"large", 14, 2, 4, 0.5, 900, 1100, 6000},  {"all-subgraphs", 12, 2, 4, 0.5, 550, 750, 0},
   };
   fmt::print(
       "{:<14} {:>5} {:>6} {:>9} {:>6} {:>6} {:>6} {:>6} {:>9} {:>9} {:>9} {:>5} {:>4} {:>7} "
@@ -144,8 +139,7 @@ int main(int argc, char** argv) {
         s.no_recompute_us, t.plan.objective_us, 100 * t.plan.gap, s.cycle_cuts, s.solve_seconds,
         seconds_or_limit(t), t.cpu_seconds);
     if (ablation) {
-      OrchestrateOptions no_prune = options, no_warm = options, no_cover = options,
-                         paper = options;
+      OrchestrateOptions no_prune = options, no_warm = options, no_cover = options, paper = options;
       no_prune.prune_dominated = false;
       no_warm.warm_start = false;
       no_cover.coverage_rows = false;

@@ -73,7 +73,6 @@ ValueId RuleContext::ew(const std::string& fn, std::vector<ValueId> inputs, Attr
     if (s.empty() || s == out) continue;
     v = num_elements(s) == 1 ? reshape(v, {}) : broadcast_to(v, out);
   }
-  // All inputs rank-0 but the broadcast shape is not (cannot happen) or all scalars: fine.
   extra["fn"] = fn;
   return emit("prim.Elementwise", std::move(inputs), std::move(extra));
 }

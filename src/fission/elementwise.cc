@@ -248,7 +248,7 @@ ValueId shrink(Act& a, ValueId x) {
   return a.f("where", {a.f("less", {x, a.c(-lambd)}), low, mid});
 }
 
-// Shrink on integers: compute in the input type too (the kernel does through double).
+// Shrink on integers rounds bias arithmetic differently from the kernel (through double).
 bool float_input(const RuleContext& ctx) {
   return is_float(ctx.out_type().dtype);
 }
@@ -376,7 +376,7 @@ void add_elementwise_rules(RuleTable& rules) {
   rules.push_back({"Mish", nullptr, activation<mish>, unary_attrs});
   rules.push_back({"Gelu", nullptr, activation<gelu>, unary_attrs});
   rules.push_back({"ThresholdedRelu", nullptr, activation<thresholded_relu>, unary_attrs});
-  rules.push_back({"Shrink", float_input, activation<shrink>, unary_attrs});
+  rules.push_back({"Shrink", float_input, activation<shrink>, unary_attrs, "integer input"});
 }
 
 }  // namespace orch::fission

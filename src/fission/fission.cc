@@ -26,9 +26,28 @@ RuleTable build_rules() {
   return rules;
 }
 
-const FissionRule* find_rule(const RuleContext& ctx) {
-  for (const FissionRule& rule : all_rules())
-    if (rule.op == ctx.node().op && (rule.guard == nullptr || rule.guard(ctx))) return &rule;
+// Operators with no rule on purpose: their semantics need a primitive orch does not have.
+constexpr std::pair<std::string_view, std::string_view> kNoRule[] = {
+    {"GatherND", "multi-axis data-dependent gather"},
+    {"ScatterElements", "data-dependent scatter"},
+    {"ScatterND", "data-dependent scatter"},
+    {"MaxUnpool", "data-dependent scatter"},
+    {"ConvInteger", "quantized linear op (integer accumulation with zero points)"},
+    {"MatMulInteger", "quantized linear op (integer accumulation with zero points)"},
+    {"QLinearConv", "quantized linear op (requantization)"},
+    {"QLinearMatMul", "quantized linear op (requantization)"},
+};
+
+// The rule for the node, or nullptr with the reason it is kept whole.
+const FissionRule* find_rule(const RuleContext& ctx, std::string& why) {
+  why = "no fission rule";
+  for (const FissionRule& rule : all_rules()) {
+    if (rule.op != ctx.node().op) continue;
+    if (rule.guard == nullptr || rule.guard(ctx)) return &rule;
+    why = fmt::format("rule declined: {}", rule.declined);
+  }
+  for (const auto& [op, reason] : kNoRule)
+    if (op == ctx.node().op) why = std::string(reason);
   return nullptr;
 }
 
@@ -86,7 +105,8 @@ Graph fission(const Graph& graph, const FissionOptions& options, FissionReport* 
     RuleContext ctx(graph, n, target, inputs);
     const OpSchema* schema = find_op(node.op);
     bool opaque = schema != nullptr && schema->category == Category::Opaque;
-    const FissionRule* rule = prim::is_primitive(node.op) || opaque ? nullptr : find_rule(ctx);
+    std::string why = "Opaque";
+    const FissionRule* rule = prim::is_primitive(node.op) || opaque ? nullptr : find_rule(ctx, why);
     std::vector<ValueId> results;
     if (rule != nullptr) {
       try {
@@ -99,7 +119,6 @@ Graph fission(const Graph& graph, const FissionOptions& options, FissionReport* 
       ++local.rewritten;
     } else {
       if (!prim::is_primitive(node.op)) {
-        std::string why = opaque ? "Opaque" : "no fission rule applies";
         if (!opaque && !options.keep_unmatched)
           unsupported("fission of {}: {}", graph.describe(n), why);
         local.kept.push_back(fmt::format("{}: {}", graph.describe(n), why));

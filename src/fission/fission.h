@@ -1,6 +1,15 @@
 // Operator fission (Korch §3): every ONNX operator becomes a small graph of primitives
 // (`prim.*` ops, ir/ops/prim.h), each with one output. Rules are data, one file per op family
-// (rule.h); an operator with no applicable rule, and every Opaque op, is kept whole.
+// (rule.h); an operator with no applicable rule, and every Opaque op, is kept whole (and says why
+// in the report). Example, Softmax on axis 1 of f32[2,5]:
+//
+//   m = prim.Reduce(x) {kind = "max", axes = [1]}        f32[2,1]
+//   d = prim.Elementwise(x, prim.Broadcast(m)) {fn = "sub"}
+//   e = prim.Elementwise(d) {fn = "exp"}
+//   s = prim.Reduce(e) {kind = "sum", axes = [1]}
+//   y = prim.Elementwise(e, prim.Broadcast(s)) {fn = "div"}
+//
+// Operator outputs keep their value names, so graph inputs and outputs are unchanged.
 #pragma once
 
 #include <string>

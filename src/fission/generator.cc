@@ -50,9 +50,9 @@ Graph shape_sample(std::string_view op, Rng& rng) {
 
 void add_generator_rules(RuleTable& rules) {
   for (std::string_view op : {"Shape", "Size", "EyeLike"})
-    rules.push_back({op, data_independent, fold, shape_sample});
+    rules.push_back({op, data_independent, fold, shape_sample, "output depends on input data"});
   for (std::string_view op : {"ConstantOfShape", "Range", "Constant", "OneHot"})
-    rules.push_back({op, data_independent, fold, nullptr});
+    rules.push_back({op, data_independent, fold, nullptr, "output depends on input data"});
 }
 
 }  // namespace orch::fission

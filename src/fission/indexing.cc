@@ -80,17 +80,30 @@ Graph gather_elements_sample(std::string_view, Rng& rng) {
 }
 
 Graph resize_sample(std::string_view, Rng& rng) {
-  Shape s = {1, sample::integer(rng, 1, 2), sample::integer(rng, 2, 4), sample::integer(rng, 2, 4)};
-  std::string mode =
-      std::vector<std::string>{"nearest", "linear", "cubic"}[sample::integer(rng, 0, 2)];
-  std::string coord = std::vector<std::string>{"half_pixel", "asymmetric", "align_corners",
-                                               "pytorch_half_pixel"}[sample::integer(rng, 0, 3)];
-  Attributes attrs = {{"mode", mode}, {"coordinate_transformation_mode", coord}};
-  std::vector<double> scales = {1, 1, static_cast<double>(sample::integer(rng, 1, 3)) / 2 + 0.5,
-                                static_cast<double>(sample::integer(rng, 1, 4)) / 2};
-  Tensor sc = Tensor::from_doubles(DType::f32, {4}, scales);
-  return sample::make("Resize", {Arg::input(DType::f32, s), Arg::none(), Arg::constant_of(sc)},
-                      attrs);
+  Shape s = {1, sample::integer(rng, 1, 2), sample::integer(rng, 2, 5), sample::integer(rng, 2, 5)};
+  const std::vector<std::string> modes = {"nearest", "linear", "cubic"};
+  const std::vector<std::string> coords = {"half_pixel",           "asymmetric",
+                                           "align_corners",        "pytorch_half_pixel",
+                                           "half_pixel_symmetric", "tf_crop_and_resize"};
+  std::string coord = coords[sample::integer(rng, 0, 5)];
+  Attributes attrs = {{"mode", modes[sample::integer(rng, 0, 2)]},
+                      {"coordinate_transformation_mode", coord}};
+  std::vector<Arg> args = {Arg::input(DType::f32, s), Arg::none()};
+  if (coord == "tf_crop_and_resize")
+    args[1] = Arg::constant_of(
+        Tensor::from_doubles(DType::f32, {8}, std::vector<double>{0, 0, 0.25, 0, 1, 1, 0.75, 1}));
+  // With scales, ONNX sizes a tf_crop_and_resize output by the roi; ONNX Runtime does not: use
+  // sizes there so that the ORT check compares like with like.
+  if (coord != "tf_crop_and_resize" && sample::coin(rng)) {
+    std::vector<double> scales = {1, 1, static_cast<double>(sample::integer(rng, 1, 3)) / 2 + 0.5,
+                                  static_cast<double>(sample::integer(rng, 1, 4)) / 2};
+    args.push_back(Arg::constant_of(Tensor::from_doubles(DType::f32, {4}, scales)));
+  } else {
+    args.push_back(Arg::none());
+    args.push_back(Arg::constant_of(
+        sample::ints({1, s[1], sample::integer(rng, 1, 9), sample::integer(rng, 1, 9)})));
+  }
+  return sample::make("Resize", args, attrs);
 }
 
 }  // namespace
@@ -98,7 +111,8 @@ Graph resize_sample(std::string_view, Rng& rng) {
 void add_indexing_rules(RuleTable& rules) {
   rules.push_back({"Gather", nullptr, gather, gather_sample});
   rules.push_back({"GatherElements", nullptr, gather_elements, gather_elements_sample});
-  rules.push_back({"Resize", resize_guard, resize, resize_sample});
+  rules.push_back(
+      {"Resize", resize_guard, resize, resize_sample, "roi or scales not exact in float"});
 }
 
 }  // namespace orch::fission

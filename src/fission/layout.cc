@@ -267,7 +267,7 @@ void add_layout_rules(RuleTable& rules) {
   rules.push_back({"Concat", nullptr, concat, concat_sample});
   rules.push_back({"Split", nullptr, split, split_sample});
   rules.push_back({"Slice", nullptr, slice, slice_sample});
-  rules.push_back({"Pad", pad_guard, pad, pad_sample});
+  rules.push_back({"Pad", pad_guard, pad, pad_sample, "pad value not a constant exact in float"});
   rules.push_back({"DepthToSpace", nullptr, depth_to_space, depth_sample});
   rules.push_back({"SpaceToDepth", nullptr, space_to_depth, depth_sample});
 }

@@ -293,7 +293,8 @@ void add_linear_rules(RuleTable& rules) {
   rules.push_back({"Gemm", nullptr, gemm, gemm_sample});
   rules.push_back({"Conv", nullptr, conv, conv_sample});
   rules.push_back({"ConvTranspose", nullptr, conv_transpose, conv_sample});
-  rules.push_back({"Einsum", einsum_guard, einsum, einsum_sample});
+  rules.push_back({"Einsum", einsum_guard, einsum, einsum_sample,
+                   "more than two operands, or a diagonal (repeated label)"});
 }
 
 }  // namespace orch::fission

@@ -3,8 +3,34 @@
 #include "ir/ops/prim.h"
 
 namespace orch::fission {
+namespace {
 
-Graph lower_primitives(const Graph& graph) {
+bool is_broadcast(const Graph& g, ValueId v) {
+  NodeId p = g.value(v).producer;
+  return p != kNoNode && g.node(p).op == "prim.Broadcast";
+}
+
+// A broadcast can be left to ONNX's numpy broadcasting when each consumer is elementwise and
+// keeps another input of its full output shape (so the result shape cannot shrink).
+bool implicit(const Graph& g, const std::vector<std::vector<NodeId>>& consumers, ValueId v) {
+  if (consumers[v].empty()) return false;
+  for (ValueId out : g.outputs())
+    if (out == v) return false;
+  for (NodeId c : consumers[v]) {
+    const Node& n = g.node(c);
+    if (n.op != "prim.Elementwise") return false;
+    const Shape& shape = g.value(n.outputs[0]).type.shape;
+    bool anchored = false;
+    for (ValueId in : n.inputs) anchored |= !is_broadcast(g, in) && g.value(in).type.shape == shape;
+    if (!anchored) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Graph lower_primitives(const Graph& graph, const LowerOptions& options) {
+  std::vector<std::vector<NodeId>> consumers = graph.consumers();
   Graph out;
   out.name = graph.name;
   std::vector<ValueId> map(graph.num_values(), kNoValue);
@@ -15,6 +41,11 @@ Graph lower_primitives(const Graph& graph) {
   for (const Node& n : graph.nodes()) {
     std::vector<ValueId> inputs;
     for (ValueId v : n.inputs) inputs.push_back(v == kNoValue ? kNoValue : map[v]);
+    if (options.implicit_broadcast && n.op == "prim.Broadcast" &&
+        implicit(graph, consumers, n.outputs[0])) {
+      map[n.outputs[0]] = inputs[0];
+      continue;
+    }
     std::string op = n.op;
     Attributes attrs = n.attrs;
     if (prim::is_primitive(n.op)) {

@@ -6,8 +6,14 @@
 
 namespace orch::fission {
 
+struct LowerOptions {
+  /// Drop a prim.Broadcast whose consumers are all elementwise and let ONNX's implicit numpy
+  /// broadcasting do it (a runtime then need not materialize the broadcast tensor).
+  bool implicit_broadcast = false;
+};
+
 /// The same computation with every `prim.*` node replaced by its standard ONNX op. Value names
 /// are kept; other nodes are copied unchanged.
-Graph lower_primitives(const Graph& graph);
+Graph lower_primitives(const Graph& graph, const LowerOptions& options = {});
 
 }  // namespace orch::fission

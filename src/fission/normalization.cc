@@ -1,6 +1,6 @@
 // Fission rules of the normalizations: reductions, explicit broadcasts and elementwise chains.
 // Softmax keeps the max subtraction; BatchNormalization (inference) folds its constant
-// parameters into one scale and one shift per channel.
+// parameters into one scale and one shift per channel; in training mode it uses batch statistics.
 #include <cmath>
 
 #include "fission/rule.h"
@@ -182,6 +182,37 @@ std::vector<ValueId> batch_norm(RuleContext& ctx) {
   return single(ctx.cast(y, out));
 }
 
+// Training mode: batch statistics per channel normalize, and the running statistics outputs
+// blend the given ones with them by `momentum`.
+std::vector<ValueId> batch_norm_training(RuleContext& ctx) {
+  DType out = ctx.out_type().dtype;
+  DType t = compute_type(out);
+  ValueId x = ctx.cast(ctx.in(0), t);
+  int64_t rank = rank_of(ctx, x);
+  int64_t c = ctx.shape_of(x)[1];
+  std::vector<int64_t> axes = {0};
+  for (int64_t d = 2; d < rank; ++d) axes.push_back(d);
+  Moments m = moments(ctx, x, axes);
+  ValueId y = ctx.ew("mul", {m.centered, inv_std(ctx, m.var, epsilon(ctx))});
+  y = ctx.ew("mul", {y, along(ctx, ctx.cast(ctx.in(1), t), 1, rank)});
+  y = ctx.ew("add", {y, along(ctx, ctx.cast(ctx.in(2), t), 1, rank)});
+  std::vector<ValueId> results = {ctx.cast(y, out)};
+  double momentum = attr_float(ctx.attrs(), "momentum", 0.9f);
+  for (size_t i = 1; i < ctx.num_outputs(); ++i) {
+    ValueId given = ctx.cast(ctx.in(i + 2), t);
+    ValueId observed = ctx.reshape(i == 1 ? m.mean : m.var, {c});
+    ValueId blend = ctx.ew("add", {ctx.ew("mul", {given, ctx.scalar(momentum, t)}),
+                                   ctx.ew("mul", {observed, ctx.scalar(1 - momentum, t)})});
+    results.push_back(ctx.cast(blend, ctx.out_type(i).dtype));
+  }
+  return results;
+}
+
+std::vector<ValueId> batch_norm_any(RuleContext& ctx) {
+  return attr_int(ctx.attrs(), "training_mode", 0) != 0 ? batch_norm_training(ctx)
+                                                        : batch_norm(ctx);
+}
+
 // ---- samples ----
 
 Graph along_axis_sample(std::string_view op, Rng& rng) {
@@ -217,11 +248,16 @@ Graph channel_sample(std::string_view op, Rng& rng) {
   }
   std::vector<Arg> args = {Arg::input(DType::f32, s)};
   bool constants = sample::coin(rng);
+  bool training = op == "BatchNormalization" && sample::integer(rng, 0, 2) == 0;
   int n = op == "BatchNormalization" ? 4 : 2;
   for (int i = 0; i < n; ++i) {
     Tensor t = sample::floats(rng, {c}, i == 3 ? 0.5 : -1, 1.5);
     args.push_back(constants ? Arg::constant_of(t) : Arg::input(DType::f32, {c}));
   }
+  if (training)
+    return sample::make(std::string(op), args,
+                        {{"training_mode", int64_t{1}}, {"momentum", 0.8f}, {"epsilon", 1e-3f}},
+                        static_cast<int>(sample::integer(rng, 1, 3)));
   return sample::make(std::string(op), args);
 }
 
@@ -241,7 +277,7 @@ void add_normalization_rules(RuleTable& rules) {
   rules.push_back({"LayerNormalization", nullptr, layer_norm, layer_norm_sample});
   rules.push_back({"InstanceNormalization", nullptr, instance_norm, channel_sample});
   rules.push_back({"GroupNormalization", nullptr, group_norm, channel_sample});
-  rules.push_back({"BatchNormalization", nullptr, batch_norm, channel_sample});
+  rules.push_back({"BatchNormalization", nullptr, batch_norm_any, channel_sample});
   rules.push_back({"MeanVarianceNormalization", nullptr, mvn, mvn_sample});
 }
 

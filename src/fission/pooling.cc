@@ -205,7 +205,8 @@ Graph global_sample(std::string_view op, Rng& rng) {
 
 void add_pooling_rules(RuleTable& rules) {
   for (std::string_view op : {"MaxPool", "AveragePool", "LpPool"})
-    rules.push_back({op, pool_guard, pool, pool_sample});
+    rules.push_back({op, pool_guard, pool, pool_sample,
+                     "window over 64 taps, or MaxPool's Indices output is used"});
   for (std::string_view op : {"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"})
     rules.push_back({op, nullptr, global_pool, global_sample});
 }

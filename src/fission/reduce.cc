@@ -178,10 +178,11 @@ void add_reduce_rules(RuleTable& rules) {
        {"ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceSumSquare"})
     rules.push_back({op, nullptr, reduction, reduce_sample});
   for (std::string_view op : {"ReduceMean", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp"})
-    rules.push_back({op, float_only, reduction, reduce_sample});
+    rules.push_back({op, float_only, reduction, reduce_sample, "integer input"});
   for (std::string_view op : {"ArgMax", "ArgMin"})
-    rules.push_back({op, nonempty_axis, arg_extreme, arg_sample});
-  rules.push_back({"CumSum", cumsum_guard, cumsum, cumsum_sample});
+    rules.push_back({op, nonempty_axis, arg_extreme, arg_sample, "empty or rank-0 input"});
+  rules.push_back(
+      {"CumSum", cumsum_guard, cumsum, cumsum_sample, "no MatMul type, rank 0, or axis over 4096"});
 }
 
 }  // namespace orch::fission

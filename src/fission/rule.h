@@ -73,6 +73,8 @@ struct FissionRule {
   /// One value per operator output (kNoValue for unused optional outputs).
   std::vector<ValueId> (*build)(RuleContext& ctx) = nullptr;
   SampleFn sample = nullptr;
+  /// When the guard declines, why (reported for the node kept whole).
+  std::string_view declined = "";
 };
 
 using RuleTable = std::vector<FissionRule>;

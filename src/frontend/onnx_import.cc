@@ -34,6 +34,9 @@ namespace {
 constexpr std::string_view kNeverFold[] = {"RandomNormalLike", "RandomUniformLike", "Multinomial",
                                            "Bernoulli", "Dropout"};
 
+// The largest result import computes by folding (1 GiB).
+constexpr size_t kMaxFoldBytes = size_t{1} << 30;
+
 // Ops whose results depend only on their input's type: they fold once shapes are static.
 constexpr std::string_view kShapeOnly[] = {"Shape", "Size"};
 
@@ -232,7 +235,8 @@ class Importer final : public UpgradeContext {
     for (const std::string& out : node.outputs)
       feeds_shape = feeds_shape || shape_feeders_.contains(out);
     bool fold = all_constant && !inputs.empty() && (options_.fold_constants || feeds_shape) &&
-                !listed(kNeverFold, node.op) && interp::find_kernel(node.op) != nullptr;
+                !listed(kNeverFold, node.op) && interp::find_kernel(node.op) != nullptr &&
+                fits_fold_limit(types, feeds_shape, label);
     if (fold) {
       std::vector<Tensor> args;
       for (ValueId v : inputs) {
@@ -254,6 +258,21 @@ class Importer final : public UpgradeContext {
     }
     graph_.add_node(node.op, std::move(inputs), std::move(node.attrs), std::move(node.outputs),
                     std::move(types), node.name);
+  }
+
+  // Folding allocates the results: a hostile model must not make import ask for terabytes.
+  // Results over the limit stay nodes, except shape values, for which that size is absurd.
+  static bool fits_fold_limit(const std::vector<TensorType>& types, bool feeds_shape,
+                              const std::string& label) {
+    for (const TensorType& type : types) {
+      int64_t numel = num_elements(type.shape);
+      auto limit = static_cast<int64_t>(kMaxFoldBytes / dtype_size(type.dtype));
+      if (numel <= limit) continue;
+      check(!feeds_shape, "{}: computes a shape value of type {}, over the {} MiB limit", label,
+            format_type(type), kMaxFoldBytes >> 20);
+      return false;
+    }
+    return true;
   }
 
   void set_outputs() {

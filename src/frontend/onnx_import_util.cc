@@ -196,8 +196,14 @@ std::vector<TensorType> bind_input_types(const std::vector<const onnx::ValueInfo
   std::vector<TensorType> types;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const auto& tensor = inputs[i]->type().tensor_type();
-    DType dtype = dtype_from_onnx(tensor.elem_type(), fmt::format("input '{}'", inputs[i]->name()));
+    std::string label = fmt::format("input '{}'", inputs[i]->name());
+    DType dtype = dtype_from_onnx(tensor.elem_type(), label);
     types.push_back({dtype, given[i] ? *given[i] : declared_shape(*inputs[i], bound)});
+    try {
+      num_elements(types.back().shape);
+    } catch (const Error& e) {
+      rethrow_with_context(e, label);
+    }
   }
   return types;
 }

@@ -183,7 +183,12 @@ Tensor tensor_from_proto(const TensorProto& proto, const std::string& base_dir,
   DType dtype = dtype_from_onnx(proto.data_type(), label);
   Shape shape(proto.dims().begin(), proto.dims().end());
   for (int64_t d : shape) check(d >= 0, "{}: negative dim in {}", label, format_shape(shape));
-  int64_t numel = num_elements(shape);
+  int64_t numel = 0;
+  try {
+    numel = num_elements(shape);
+  } catch (const Error& e) {
+    rethrow_with_context(e, label);
+  }
   // Sizes are checked against the data before allocating: a corrupt file must not ask for
   // terabytes.
   if (proto.data_location() == TensorProto::EXTERNAL)

@@ -66,8 +66,8 @@ IndexExpr operator+(const IndexExpr& a, const IndexExpr& b) {
     return IndexExpr::constant(a.value_ + b.value_);
   if (b.kind_ == K::constant && b.value_ == 0) return a;
   if (a.kind_ == K::constant && a.value_ == 0) return b;
-  return IndexExpr(K::add, 0, std::make_shared<IndexExpr::Node>(a),
-                   std::make_shared<IndexExpr::Node>(b));
+  return IndexExpr(K::add, 0, std::make_shared<IndexExpr::Node>(IndexExpr::Node{a}),
+                   std::make_shared<IndexExpr::Node>(IndexExpr::Node{b}));
 }
 
 IndexExpr operator+(const IndexExpr& a, int64_t c) {
@@ -79,19 +79,19 @@ IndexExpr operator*(const IndexExpr& a, int64_t c) {
   if (c == 1) return a;
   if (c == 0) return IndexExpr::constant(0);
   if (a.kind_ == K::constant) return IndexExpr::constant(a.value_ * c);
-  return IndexExpr(K::mul, c, std::make_shared<IndexExpr::Node>(a), nullptr);
+  return IndexExpr(K::mul, c, std::make_shared<IndexExpr::Node>(IndexExpr::Node{a}), nullptr);
 }
 
 IndexExpr IndexExpr::floordiv(const IndexExpr& a, int64_t d) {
   check(d > 0, "index map: floordiv by {} (must be positive)", d);
   if (d == 1) return a;
-  return IndexExpr(Kind::floordiv, d, std::make_shared<Node>(a), nullptr);
+  return IndexExpr(Kind::floordiv, d, std::make_shared<Node>(Node{a}), nullptr);
 }
 
 IndexExpr IndexExpr::mod(const IndexExpr& a, int64_t d) {
   check(d > 0, "index map: mod by {} (must be positive)", d);
   if (d == 1) return constant(0);
-  return IndexExpr(Kind::mod, d, std::make_shared<Node>(a), nullptr);
+  return IndexExpr(Kind::mod, d, std::make_shared<Node>(Node{a}), nullptr);
 }
 
 int64_t IndexExpr::eval(std::span<const int64_t> point) const {

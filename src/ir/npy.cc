@@ -1,5 +1,7 @@
 #include "ir/npy.h"
 
+#include <charconv>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <regex>
@@ -44,6 +46,8 @@ Tensor parse_npy(const std::string& bytes, const std::string& what) {
   size_t header_len = 0;
   for (size_t i = 0; i < len_bytes; ++i)
     header_len |= static_cast<size_t>(static_cast<unsigned char>(bytes[8 + i])) << (8 * i);
+  // NumPy itself refuses headers over 10000 bytes (np.load's max_header_size).
+  check(header_len <= 10000, "'{}': .npy header of {} bytes is too long", what, header_len);
   size_t data_start = 8 + len_bytes + header_len;
   check(data_start <= bytes.size(), "'{}' is truncated (header)", what);
   std::string header = bytes.substr(8 + len_bytes, header_len);
@@ -61,16 +65,34 @@ Tensor parse_npy(const std::string& bytes, const std::string& what) {
   std::string dims = m[1];
   static const std::regex kDim(R"(\d+)");
   for (auto it = std::sregex_iterator(dims.begin(), dims.end(), kDim); it != std::sregex_iterator();
-       ++it)
-    shape.push_back(std::stoll(it->str()));
+       ++it) {
+    std::string digits = it->str();
+    int64_t d = 0;
+    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), d);
+    check(ec == std::errc(), "'{}': dim '{}' is too large", what, digits);
+    shape.push_back(d);
+  }
 
   const NpyType* type = nullptr;
   for (const NpyType& t : kTypes)
-    if (t.descr == descr || (t.descr[0] == '|' && descr.substr(1) == t.descr.substr(1))) type = &t;
+    if (t.descr == descr ||
+        (t.descr[0] == '|' && !descr.empty() && descr.substr(1) == t.descr.substr(1)))
+      type = &t;
   if (type == nullptr) unsupported("'{}': unsupported .npy dtype '{}'", what, descr);
+  // The data must be present before the tensor is allocated: a corrupt shape must not ask for
+  // terabytes.
+  int64_t numel = 0;
+  try {
+    numel = num_elements(shape);
+  } catch (const Error& e) {
+    rethrow_with_context(e, fmt::format("'{}'", what));
+  }
+  auto available = static_cast<int64_t>(bytes.size() - data_start);
+  auto size = static_cast<int64_t>(dtype_size(type->dtype));
+  check(numel <= available / size, "'{}' is truncated: {} data bytes, need {}", what, available,
+        numel <= INT64_MAX / size ? fmt::format("{}", numel * size)
+                                  : fmt::format("{} x {}", numel, size));
   Tensor t(type->dtype, shape);
-  check(bytes.size() - data_start >= t.nbytes(), "'{}' is truncated: {} data bytes, need {}", what,
-        bytes.size() - data_start, t.nbytes());
   if (t.nbytes() > 0) std::memcpy(t.mutable_bytes(), bytes.data() + data_start, t.nbytes());
   return t;
 }

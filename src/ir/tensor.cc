@@ -35,6 +35,9 @@ std::vector<int64_t> row_major_strides(const Shape& shape) {
 
 Tensor::Tensor(DType dtype, Shape shape)
     : dtype_(dtype), shape_(std::move(shape)), numel_(num_elements(shape_)) {
+  // num_elements allows 2^62 elements; their bytes must not wrap size_t either.
+  check(numel_ <= (int64_t{1} << 62) / static_cast<int64_t>(dtype_size(dtype_)),
+        "a {} tensor of shape {} is too large", dtype_name(dtype_), format_shape(shape_));
   auto buffer = std::shared_ptr<std::byte[]>(new std::byte[nbytes() + 1]());
   data_ = buffer.get();
   storage_ = std::move(buffer);

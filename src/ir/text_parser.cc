@@ -212,8 +212,15 @@ class Parser {
   }
 
   Tensor tensor_literal(TensorType type) {
-    Tensor t(type.dtype, type.shape);
     expect('{');
+    // Each value takes at least one character: check before allocating, so that a shape of
+    // 10^12 elements fails here instead of asking for terabytes.
+    int64_t numel = 0;
+    guarded(line(), [&] { numel = num_elements(type.shape); });
+    check_here(numel <= static_cast<int64_t>(text_.size() - pos_),
+               "{} needs {} values but the text has only {} characters left", format_type(type),
+               numel, text_.size() - pos_);
+    Tensor t(type.dtype, type.shape);
     int64_t count = 0;
     if (!try_consume('}')) {
       do {
@@ -224,7 +231,11 @@ class Parser {
         } else if (type.dtype == DType::f64) {
           t.set(count, real(token));
         } else if (type.dtype == DType::u64) {
-          t.set_int(count, static_cast<int64_t>(std::stoull(token)));
+          uint64_t v = 0;
+          auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), v);
+          check_here(ec == std::errc() && end == token.data() + token.size(), "bad integer '{}'",
+                     token);
+          t.set_int(count, static_cast<int64_t>(v));
         } else {
           std::string_view sv = token;
           int64_t v = 0;
@@ -303,7 +314,12 @@ class Parser {
     std::string n = name();
     expect('=');
     TensorType type = tensor_type();
-    Tensor data = tensor_literal(type);
+    Tensor data;
+    try {
+      data = tensor_literal(type);
+    } catch (const Error& e) {
+      rethrow_with_context(e, fmt::format("constant '%{}'", n));
+    }
     guarded(statement_line, [&] { graph.add_constant(n, std::move(data)); });
   }
 
@@ -338,7 +354,11 @@ class Parser {
         std::string key = name();
         expect('=');
         check_here(!attrs.contains(key), "attribute '{}' is repeated", key);
-        attrs.emplace(key, attr_value());
+        try {
+          attrs.emplace(key, attr_value());
+        } catch (const Error& e) {
+          rethrow_with_context(e, fmt::format("attribute '{}'", key));
+        }
       } while (try_consume(','));
       expect('}');
     }

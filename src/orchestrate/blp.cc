@@ -8,7 +8,9 @@
 //   y_g >= 1                          (graph outputs, as a bound)
 // Rows without (the paper's form): Σ_{i writes j} u_i - u_k >= 0 per (k, j) and
 // Σ_{i writes g} u_i >= 1 per graph output. Both have the same LP relaxation; the first has
-// two nonzeros per dependency instead of one per writer.
+// two nonzeros per dependency instead of one per writer (for all 14108 convex subgraphs of
+// a 39-primitive graph: 0.1M dependency nonzeros against 118M).
+// Coverage rows: Σ_{k computes p} u_k >= 1 for every ancestor p of a graph output.
 // Cycle cuts: Σ_{k in S} u_k - Σ_{i in W} u_i <= |S| - 1.
 #include <coin/CbcModel.hpp>
 #include <coin/CbcSolver.hpp>
@@ -137,21 +139,16 @@ std::vector<double> start_values(const Columns& columns, const Model& model,
   return values;
 }
 
-}  // namespace
-
-namespace {
-
 BlpResult run_cbc(const Columns& columns, const Model& model, const std::vector<int>& warm,
                   double time_limit_s, bool preprocess) {
   const int num_columns = static_cast<int>(model.objective.size());
   const int num_rows = static_cast<int>(model.row_lower.size());
-  CoinPackedMatrix matrix(false, num_columns, num_rows, model.row_start.back(),
-                          model.value.data(), model.index.data(), model.row_start.data(),
-                          model.row_length.data());
+  CoinPackedMatrix matrix(false, num_columns, num_rows, model.row_start.back(), model.value.data(),
+                          model.index.data(), model.row_start.data(), model.row_length.data());
   OsiClpSolverInterface solver;
   solver.messageHandler()->setLogLevel(0);
-  solver.loadProblem(matrix, model.col_lower.data(), model.col_upper.data(),
-                     model.objective.data(), model.row_lower.data(), model.row_upper.data());
+  solver.loadProblem(matrix, model.col_lower.data(), model.col_upper.data(), model.objective.data(),
+                     model.row_lower.data(), model.row_upper.data());
   for (int c = 0; c < num_columns; ++c) solver.setInteger(c);
 
   CbcModel cbc(solver);
@@ -165,18 +162,14 @@ BlpResult run_cbc(const Columns& columns, const Model& model, const std::vector<
     std::vector<double> start = start_values(columns, model, warm);
     cbc.setBestSolution(start.data(), num_columns, total_cost(columns, warm), true);
   }
-  const char* dbg = getenv("ORCH_CBC_LOG");  // TEMP
-  if (dbg) { cbc.setLogLevel(atoi(dbg)); cbc.messageHandler()->setLogLevel(atoi(dbg)); data.noPrinting_ = false; }
   std::string seconds = fmt::format("{:.3f}", std::max(time_limit_s, 0.001));
   // Elapsed time: the limit is the caller's wall-clock budget, not this thread's CPU time.
-  std::vector<const char*> argv = {"orch", "-log", dbg ? dbg : "0", "-timeMode", "elapsed", "-sec",
-                                   seconds.c_str()};
+  std::vector<const char*> argv = {"orch",      "-log",    "0",    "-slog",        "0",
+                                   "-timeMode", "elapsed", "-sec", seconds.c_str()};
   if (!preprocess) argv.insert(argv.end(), {"-preprocess", "off"});
   argv.insert(argv.end(), {"-solve", "-quit"});
-  CbcMain1(static_cast<int>(argv.size()), argv.data(), cbc, [](CbcModel*, int) { return 0; },
-           data);
-  if (dbg) fprintf(stderr, "status %d secondary %d seconds %d infeasible %d optimal %d best %p\n", cbc.status(), cbc.secondaryStatus(), (int)cbc.isSecondsLimitReached(), (int)cbc.isProvenInfeasible(), (int)cbc.isProvenOptimal(), (void*)cbc.bestSolution());
-
+  CbcMain1(
+      static_cast<int>(argv.size()), argv.data(), cbc, [](CbcModel*, int) { return 0; }, data);
   check(cbc.status() != 2, "orchestrate: CBC abandoned the solve (numerical difficulties)");
   BlpResult result;
   result.infeasible = cbc.isProvenInfeasible();

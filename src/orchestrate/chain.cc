@@ -6,6 +6,7 @@
 // (then they were written: whoever computed them is complete). So such plans are paths from
 // the empty state to a state holding every required primitive, and the cheapest is a
 // shortest path. It is an upper bound for the BLP and usually a strong warm start.
+#include <algorithm>
 #include <functional>
 #include <queue>
 #include <unordered_map>
@@ -34,12 +35,21 @@ std::vector<int> chain_plan(const Columns& columns, int max_states) {
   const int n = columns.num_buffers;
   std::vector<int> usable;
   std::vector<Bitset> prims, needs;
+  // A column can follow S only if its entry primitives (no input inside the column) are ready
+  // at S: all inputs in S. Index each column under one entry primitive.
+  std::vector<std::vector<int>> by_entry(n);
   for (int k = 0; k < columns.size(); ++k) {
     if (!columns.complete[k]) continue;
-    usable.push_back(k);
     Bitset p(n), r(n);
     for (int q : columns.primitives[k]) p.set(q);
     for (int q : columns.needs[k]) r.set(q);
+    int entry =
+        *std::find_if(columns.primitives[k].begin(), columns.primitives[k].end(), [&](int q) {
+          const std::vector<int>& in = columns.primitive_inputs[q];
+          return std::none_of(in.begin(), in.end(), [&](int i) { return p.test(i); });
+        });
+    by_entry[entry].push_back(static_cast<int>(usable.size()));
+    usable.push_back(k);
     prims.push_back(std::move(p));
     needs.push_back(std::move(r));
   }
@@ -62,22 +72,28 @@ std::vector<int> chain_plan(const Columns& columns, int max_states) {
       for (int v = s; nodes[v].column >= 0; v = nodes[v].parent) plan.push_back(nodes[v].column);
       return plan;
     }
-    for (size_t u = 0; u < usable.size(); ++u) {
-      if (prims[u].intersects(states[s]) || !needs[u].subset_of(states[s])) continue;
-      Bitset next = states[s];
-      next.unite(prims[u]);
-      double next_cost = cost + columns.cost[usable[u]];
-      auto [it, added] = index.try_emplace(next, static_cast<int>(states.size()));
-      if (added) {
-        if (static_cast<int>(states.size()) >= max_states) return {};
-        states.push_back(next);
-        nodes.push_back(Node{next_cost, s, usable[u], false});
-      } else if (nodes[it->second].done || next_cost >= nodes[it->second].cost) {
+    for (int ready = 0; ready < n; ++ready) {
+      const std::vector<int>& in = columns.primitive_inputs[ready];
+      if (states[s].test(ready) ||
+          !std::all_of(in.begin(), in.end(), [&](int i) { return states[s].test(i); }))
         continue;
-      } else {
-        nodes[it->second] = Node{next_cost, s, usable[u], false};
+      for (int u : by_entry[ready]) {
+        if (prims[u].intersects(states[s]) || !needs[u].subset_of(states[s])) continue;
+        Bitset next = states[s];
+        next.unite(prims[u]);
+        double next_cost = cost + columns.cost[usable[u]];
+        auto [it, added] = index.try_emplace(next, static_cast<int>(states.size()));
+        if (added) {
+          if (static_cast<int>(states.size()) >= max_states) return {};
+          states.push_back(next);
+          nodes.push_back(Node{next_cost, s, usable[u], false});
+        } else if (nodes[it->second].done || next_cost >= nodes[it->second].cost) {
+          continue;
+        } else {
+          nodes[it->second] = Node{next_cost, s, usable[u], false};
+        }
+        queue.push({next_cost, it->second});
       }
-      queue.push({next_cost, it->second});
     }
   }
   return {};

@@ -26,6 +26,7 @@ struct Work {
   std::vector<char> active;
   std::vector<std::vector<int>> needs, writes;
   std::vector<double> cost;
+  std::vector<int> dominator;  // the candidate that dominated this one, or -1
 };
 
 std::string describe(const OrchestrationProblem& problem, int index) {
@@ -69,8 +70,7 @@ std::vector<char> forward_closure(const Work& work, int num_buffers, std::vector
       writers.push_back(k);
   }
   if (writers.empty()) {
-    fail("orchestrate: infeasible: no measured candidate writes graph output primitive {}",
-         output);
+    fail("orchestrate: infeasible: no measured candidate writes graph output primitive {}", output);
   }
   const std::vector<int>& needs = work.needs[writers.front()];
   int missing = *std::find_if(needs.begin(), needs.end(), [&](int j) { return !writable[j]; });
@@ -131,12 +131,13 @@ bool prune_dominated(Work& work, int num_buffers, int& removed) {
   for (int a = 0; a < m; ++a) {
     if (!work.active[a]) continue;
     // A dominator writes all of a's outputs: look only among the writers of the rarest one.
-    int rarest = *std::min_element(
-        work.writes[a].begin(), work.writes[a].end(),
-        [&](int x, int y) { return writers[x].size() < writers[y].size(); });
+    int rarest = *std::min_element(work.writes[a].begin(), work.writes[a].end(), [&](int x, int y) {
+      return writers[x].size() < writers[y].size();
+    });
     for (int b : writers[rarest]) {
       if (b != a && dominates(work, b, a)) {
         dominated.push_back(a);
+        work.dominator[a] = b;
         break;
       }
     }
@@ -153,7 +154,7 @@ Columns build_columns(const OrchestrationProblem& problem, bool prune_dominated_
   const int m = static_cast<int>(problem.candidates.size());
   const int n = problem.num_primitives;
   Work work{std::vector<char>(m, 0), std::vector<std::vector<int>>(m),
-            std::vector<std::vector<int>>(m), std::vector<double>(m, 0)};
+            std::vector<std::vector<int>>(m), std::vector<double>(m, 0), std::vector<int>(m, -1)};
   stats.candidates = m;
   for (int k = 0; k < m; ++k) {
     const Candidate& c = problem.candidates[k];
@@ -168,8 +169,7 @@ Columns build_columns(const OrchestrationProblem& problem, bool prune_dominated_
   }
   std::vector<int> graph_outputs = problem.graph_outputs;
   std::sort(graph_outputs.begin(), graph_outputs.end());
-  graph_outputs.erase(std::unique(graph_outputs.begin(), graph_outputs.end()),
-                      graph_outputs.end());
+  graph_outputs.erase(std::unique(graph_outputs.begin(), graph_outputs.end()), graph_outputs.end());
 
   std::vector<char> runnable;
   std::vector<char> writable = forward_closure(work, n, runnable);
@@ -189,10 +189,13 @@ Columns build_columns(const OrchestrationProblem& problem, bool prune_dominated_
   }
 
   Columns columns;
+  columns.column_of_candidate.assign(m, -1);
   columns.num_buffers = n;
+  columns.primitive_inputs = problem.primitive_inputs;
   columns.graph_outputs = graph_outputs;
   for (int k = 0; k < m; ++k) {
     if (!work.active[k]) continue;
+    columns.column_of_candidate[k] = columns.size();
     columns.candidate.push_back(k);
     columns.cost.push_back(work.cost[k]);
     columns.needs.push_back(std::move(work.needs[k]));
@@ -233,6 +236,12 @@ Columns build_columns(const OrchestrationProblem& problem, bool prune_dominated_
       return !wanted[p] || !read_later || std::binary_search(writes.begin(), writes.end(), p);
     });
     columns.complete.push_back(complete);
+  }
+  // A dominated candidate stands for its dominator (which may have been dominated in turn).
+  for (int k = 0; k < m; ++k) {
+    int d = k;
+    while (work.dominator[d] >= 0) d = work.dominator[d];
+    if (d != k) columns.column_of_candidate[k] = columns.column_of_candidate[d];
   }
   stats.columns = columns.size();
   return columns;

@@ -45,14 +45,16 @@ class Bitset {
 /// whose value it holds).
 struct Columns {
   int num_buffers = 0;
-  std::vector<int> candidate;             // column -> index into problem.candidates
-  std::vector<double> cost;               // column cost (us)
-  std::vector<std::vector<int>> needs;    // sorted external inputs of each column
-  std::vector<std::vector<int>> writes;   // sorted outputs that someone may read
+  std::vector<int> candidate;                // column -> index into problem.candidates
+  std::vector<double> cost;                  // column cost (us)
+  std::vector<std::vector<int>> needs;       // sorted external inputs of each column
+  std::vector<std::vector<int>> writes;      // sorted outputs that someone may read
   std::vector<std::vector<int>> primitives;  // sorted primitives each column computes
-  std::vector<int> required;              // primitives every plan computes (output ancestors)
-  std::vector<char> complete;             // writes every primitive a later kernel may read
-  std::vector<int> graph_outputs;         // sorted, unique
+  std::vector<int> required;                 // primitives every plan computes (output ancestors)
+  std::vector<char> complete;                // writes every primitive a later kernel may read
+  std::vector<std::vector<int>> primitive_inputs;  // the primitive graph
+  std::vector<int> column_of_candidate;  // the column a candidate (or its dominator) became; -1
+  std::vector<int> graph_outputs;        // sorted, unique
   int size() const { return static_cast<int>(candidate.size()); }
 };
 
@@ -69,9 +71,9 @@ Columns build_columns(const OrchestrationProblem& problem, bool prune_dominated,
 
 /// The result of running a set of columns in dependency order.
 struct Replay {
-  std::vector<int> order;         // columns that could run, in a valid order
-  std::vector<int> stuck;         // chosen columns whose inputs never became available
-  std::vector<char> written;      // per buffer, after the run
+  std::vector<int> order;     // columns that could run, in a valid order
+  std::vector<int> stuck;     // chosen columns whose inputs never became available
+  std::vector<char> written;  // per buffer, after the run
   bool complete(const Columns& columns) const;  // nothing stuck and all graph outputs written
 };
 

@@ -130,7 +130,10 @@ namespace {
 class Components {
  public:
   explicit Components(const std::vector<std::vector<int>>& edges)
-      : edges_(edges), index_(edges.size(), -1), low_(edges.size()), on_stack_(edges.size()),
+      : edges_(edges),
+        index_(edges.size(), -1),
+        low_(edges.size()),
+        on_stack_(edges.size()),
         component_(edges.size(), -1) {
     for (int v = 0; v < static_cast<int>(edges.size()); ++v) {
       if (index_[v] < 0) visit(v);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <set>
 #include <vector>
 
 #include "ir/error.h"
@@ -21,26 +22,40 @@ constexpr int kMaxChainStates = 200000;
 Plan orchestrate(const OrchestrationProblem& problem, const OrchestrateOptions& options) {
   check(options.time_limit_s > 0, "orchestrate: the time limit must be positive, got {} s",
         options.time_limit_s);
+  auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
   validate_problem(problem);
-  OrchestrateStats stats;
+  OrchestrateStats stats, unpruned_stats;
   Columns columns = build_columns(problem, options.prune_dominated, stats);
+  // The search without recomputation needs the complete candidates that pruning may drop.
+  Columns unpruned =
+      options.prune_dominated ? build_columns(problem, false, unpruned_stats) : columns;
 
   // Two executable starts; the cheaper one is the answer if the solver finds nothing better.
   std::vector<int> best = greedy_plan(columns);
   double best_cost = total_cost(columns, best);
   stats.greedy_us = best_cost;
-  std::vector<int> chain = chain_plan(columns, kMaxChainStates);
-  stats.no_recompute_us = chain.empty() ? std::numeric_limits<double>::infinity()
-                                        : total_cost(columns, chain);
-  if (stats.no_recompute_us < best_cost) {
-    best = std::move(chain);
-    best_cost = stats.no_recompute_us;
+  std::vector<int> chain = chain_plan(unpruned, kMaxChainStates);
+  stats.no_recompute_us =
+      chain.empty() ? std::numeric_limits<double>::infinity() : total_cost(unpruned, chain);
+  if (!chain.empty()) {
+    // Among the pruned columns a dominated kernel becomes its dominator (or goes, when nobody
+    // reads what it writes any more); the replay below confirms the result still runs.
+    std::set<int> mapped;
+    for (int k : chain) {
+      int column = columns.column_of_candidate[unpruned.candidate[k]];
+      if (column >= 0) mapped.insert(column);
+    }
+    std::vector<int> start(mapped.begin(), mapped.end());
+    double cost = total_cost(columns, start);
+    if (cost < best_cost && replay(columns, start).complete(columns)) {
+      best = std::move(start);
+      best_cost = cost;
+    }
   }
 
-  auto start = std::chrono::steady_clock::now();
-  auto elapsed = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  };
   std::vector<CycleCut> cuts;
   double bound = 0;  // costs are nonnegative
   bool optimal = false;
@@ -48,12 +63,15 @@ Plan orchestrate(const OrchestrationProblem& problem, const OrchestrateOptions& 
   while (true) {
     double left = options.time_limit_s - elapsed();
     if (left <= 0) {
-      note = "time limit reached while cutting off cyclic solutions";
+      note = stats.rounds == 0 ? "time limit reached before CBC started"
+                               : "time limit reached while cutting off cyclic solutions";
       break;
     }
     BlpSize size;
+    double round_start = elapsed();
     BlpResult result = solve_blp(columns, cuts, options.warm_start ? best : std::vector<int>{},
                                  left, options, size);
+    stats.solve_seconds += elapsed() - round_start;
     ++stats.rounds;
     stats.rows = size.rows;
     check(!result.infeasible,
@@ -84,7 +102,6 @@ Plan orchestrate(const OrchestrationProblem& problem, const OrchestrateOptions& 
       break;
     }
   }
-  stats.solve_seconds = elapsed();
 
   Plan plan = extract_plan(problem, columns, best);
   plan.stats = stats;
@@ -94,9 +111,8 @@ Plan orchestrate(const OrchestrationProblem& problem, const OrchestrateOptions& 
   } else {
     plan.status = SolveStatus::TimeLimit;
     plan.lower_bound_us = std::min(bound, plan.objective_us);
-    plan.gap = plan.objective_us > 0
-                   ? (plan.objective_us - plan.lower_bound_us) / plan.objective_us
-                   : 0;
+    plan.gap =
+        plan.objective_us > 0 ? (plan.objective_us - plan.lower_bound_us) / plan.objective_us : 0;
     plan.note = fmt::format("{} (limit {} s, lower bound {:.2f} us, gap {:.1f}%)", note,
                             options.time_limit_s, plan.lower_bound_us, 100 * plan.gap);
   }

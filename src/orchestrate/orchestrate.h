@@ -50,27 +50,27 @@ struct OrchestrationProblem {
 
 /// Solver settings.
 struct OrchestrateOptions {
-  double time_limit_s = 60;     // wall-clock budget for the solver, all rounds together
-  bool prune_dominated = true;  // drop candidates another one beats on cost, inputs and outputs
-  bool warm_start = true;       // give CBC the greedy plan as its first incumbent
+  double time_limit_s = 60;      // wall-clock budget of orchestrate(), CBC rounds included
+  bool prune_dominated = true;   // drop candidates another one beats on cost, inputs and outputs
+  bool warm_start = true;        // CBC starts from the cheaper of the two starting plans
   bool buffer_variables = true;  // y_j per buffer (sparse rows); false: the paper's rows
   bool coverage_rows = true;     // every output ancestor computed somewhere (tighter LP bound)
 };
 
 /// One kernel of a plan.
 struct PlanKernel {
-  int candidate = -1;                 // index into OrchestrationProblem::candidates
-  std::vector<int> inputs;            // external inputs, written by earlier kernels
-  std::vector<int> outputs;           // outputs a later kernel reads or that are graph outputs
-  std::vector<int> dropped_outputs;   // outputs nobody reads (or already written earlier)
+  int candidate = -1;                // index into OrchestrationProblem::candidates
+  std::vector<int> inputs;           // external inputs, written by earlier kernels
+  std::vector<int> outputs;          // outputs a later kernel reads or that are graph outputs
+  std::vector<int> dropped_outputs;  // outputs nobody reads (or already written earlier)
   double cost_us = 0;
 };
 
 /// Where a written buffer (named by its primitive) lives, as kernel positions in the plan.
 struct BufferLifetime {
   int primitive = -1;
-  int producer = -1;   // the kernel that writes it
-  int last_use = -1;   // the last kernel that reads it (the producer when none does)
+  int producer = -1;          // the kernel that writes it
+  int last_use = -1;          // the last kernel that reads it (the producer when none does)
   bool graph_output = false;  // lives past the plan
 };
 
@@ -80,7 +80,8 @@ enum class SolveStatus {
   TimeLimit,  // the time limit stopped the search: best plan found, with a gap
 };
 
-/// Counts and timings for reports and benchmarks.
+/// Counts and timings for reports and benchmarks. The starting plans are a greedy one and the
+/// best one without recomputation.
 struct OrchestrateStats {
   int candidates = 0;          // given
   int unmeasured = 0;          // infinite cost, left out
@@ -103,13 +104,14 @@ struct Plan {
   double lower_bound_us = 0;            // the solver's bound; equals the objective when optimal
   double gap = 0;                       // (objective - bound) / objective
   SolveStatus status = SolveStatus::Optimal;
-  std::string note;                     // why the plan is not proven optimal, if it is not
+  std::string note;  // why the plan is not proven optimal, if it is not
   OrchestrateStats stats;
 };
 
 /// Solves the orchestration BLP with CBC and extracts an ordered plan. Throws Error on an
 /// invalid problem (the message names the primitive or candidate) or when no choice of
-/// measured candidates computes every graph output.
+/// measured candidates computes every graph output. Safe to call from several threads; their
+/// CBC runs take turns (CBC's driver keeps global state).
 Plan orchestrate(const OrchestrationProblem& problem, const OrchestrateOptions& options = {});
 
 /// Replays `plan` against `problem`: each kernel's inputs must be written before it runs,

@@ -52,17 +52,17 @@ std::vector<int> topological_order(const OrchestrationProblem& problem,
     }
   }
   if (static_cast<int>(order.size()) < n) {
-    int on_cycle = static_cast<int>(std::find_if(missing.begin(), missing.end(),
-                                                 [](int m) { return m > 0; }) -
-                                    missing.begin());
-    fail("orchestrate: the primitive graph has a cycle (primitive {} depends on itself)",
-         on_cycle);
+    int on_cycle =
+        static_cast<int>(std::find_if(missing.begin(), missing.end(), [](int m) { return m > 0; }) -
+                         missing.begin());
+    fail("orchestrate: the primitive graph has a cycle (primitive {} depends on itself)", on_cycle);
   }
   return order;
 }
 
 void validate_candidate(const OrchestrationProblem& problem, int index,
-                        const std::vector<Bitset>& descendants, const std::vector<Bitset>& ancestors,
+                        const std::vector<Bitset>& descendants,
+                        const std::vector<Bitset>& ancestors,
                         const std::vector<std::vector<int>>& consumers,
                         const std::vector<char>& is_graph_output) {
   const Candidate& c = problem.candidates[index];

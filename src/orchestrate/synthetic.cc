@@ -35,10 +35,14 @@ std::vector<int> members(uint64_t mask) {
 
 double compute_us(const Primitive& p) {
   switch (p.kind) {
-    case Kind::Linear: return 40 * p.size;
-    case Kind::Reduce: return 3 * p.size;
-    case Kind::Layout: return 2 * p.size;
-    case Kind::Elementwise: return 1 * p.size;
+    case Kind::Linear:
+      return 40 * p.size;
+    case Kind::Reduce:
+      return 3 * p.size;
+    case Kind::Layout:
+      return 2 * p.size;
+    case Kind::Elementwise:
+      return 1 * p.size;
   }
   return 0;
 }
@@ -108,7 +112,7 @@ SyntheticProblem synthetic_problem(const SyntheticSpec& spec, uint64_t seed) {
           if (chance(spec.skip_probability)) in |= uint64_t{1} << q;
         }
       }
-      Kind kind = chance(0.15) ? Kind::Linear
+      Kind kind = chance(0.15)  ? Kind::Linear
                   : chance(0.2) ? Kind::Reduce
                   : chance(0.3) ? Kind::Layout
                                 : Kind::Elementwise;

@@ -11,7 +11,7 @@ namespace orch {
 /// Shape of a synthetic problem. At most 64 primitives.
 struct SyntheticSpec {
   int layers = 6;
-  int min_width = 1;                // primitives per layer, drawn uniformly
+  int min_width = 1;  // primitives per layer, drawn uniformly
   int max_width = 3;
   double edge_probability = 0.5;    // reads each primitive of the previous layer (at least one)
   double skip_probability = 0.1;    // reads each primitive two layers back

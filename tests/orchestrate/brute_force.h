@@ -1,6 +1,7 @@
 // A brute-force orchestrator for small problems, written independently of src/orchestrate:
 // try every subset of measured candidates, keep the cheapest that can run in some order
-// (each kernel after the kernels writing its inputs) and writes every graph output.
+// (each kernel after the kernels writing its inputs) and writes every graph output;
+// optionally only subsets whose kernels share no primitive (no recomputation).
 #pragma once
 
 #include <algorithm>
@@ -14,7 +15,8 @@
 namespace orch::testing {
 
 /// Minimum cost over all executable subsets, or nullopt when none computes the outputs.
-inline std::optional<double> brute_force_optimum(const OrchestrationProblem& problem) {
+inline std::optional<double> brute_force_optimum(const OrchestrationProblem& problem,
+                                                 bool without_recomputation = false) {
   std::vector<int> measured;
   for (int i = 0; i < static_cast<int>(problem.candidates.size()); ++i) {
     if (std::isfinite(problem.candidates[i].cost_us)) measured.push_back(i);
@@ -37,13 +39,23 @@ inline std::optional<double> brute_force_optimum(const OrchestrationProblem& pro
       if (subset >> i & 1) cost += problem.candidates[measured[i]].cost_us;
     }
     if (best && cost >= *best) continue;
+    if (without_recomputation) {
+      std::vector<int> computed(problem.num_primitives, 0);
+      bool shared = false;
+      for (int i = 0; i < m; ++i) {
+        if (!(subset >> i & 1)) continue;
+        for (int p : problem.candidates[measured[i]].primitives) shared |= computed[p]++ > 0;
+      }
+      if (shared) continue;
+    }
     std::vector<char> written(problem.num_primitives, 0);
     uint64_t ran = 0;
     for (bool progress = true; progress;) {
       progress = false;
       for (int i = 0; i < m; ++i) {
         if (!(subset >> i & 1) || (ran >> i & 1)) continue;
-        bool ready = std::all_of(reads[i].begin(), reads[i].end(), [&](int q) { return written[q]; });
+        bool ready =
+            std::all_of(reads[i].begin(), reads[i].end(), [&](int q) { return written[q]; });
         if (!ready) continue;
         ran |= uint64_t{1} << i;
         for (int o : problem.candidates[measured[i]].outputs) written[o] = 1;

@@ -17,6 +17,7 @@ void add_conformance_command(CLI::App& app);
 void add_fission_command(CLI::App& app);
 void add_zoo_command(CLI::App& app);
 void add_candidates_command(CLI::App& app);
+void add_schedule_command(CLI::App& app);
 
 /// Adds `--shape NAME=DIMS` (repeatable) bound to `shapes`.
 void add_shape_option(CLI::App& command, std::vector<std::string>& shapes);

@@ -17,6 +17,7 @@ struct FissionArgs {
   std::string out;
   std::vector<std::string> shapes;
   bool verbose = false;
+  bool implicit_broadcast = false;
 };
 
 void run_fission_command(const FissionArgs& args) {
@@ -38,7 +39,8 @@ void run_fission_command(const FissionArgs& args) {
   if (args.out.empty()) return;
   // ONNX has no primitives: write their standard-op forms.
   bool onnx = args.out.ends_with(".onnx");
-  driver::save_model(onnx ? fission::lower_primitives(prims) : prims, args.out);
+  driver::save_model(onnx ? fission::lower_primitives(prims, {args.implicit_broadcast}) : prims,
+                     args.out);
   fmt::print("wrote {}\n", args.out);
 }
 
@@ -54,6 +56,9 @@ void add_fission_command(CLI::App& app) {
   cmd->add_option("MODEL", args->model, "Model (.onnx or .orch.txt)")->required();
   cmd->add_option("-o,--out", args->out, "Output model (.onnx or .orch.txt)");
   cmd->add_flag("--verbose", args->verbose, "List every operator kept whole");
+  cmd->add_flag("--implicit-broadcast", args->implicit_broadcast,
+                "ONNX output: leave broadcasts that feed only elementwise ops to ONNX's implicit "
+                "broadcasting instead of writing Expand");
   add_shape_option(*cmd, args->shapes);
   cmd->callback([args] { run_fission_command(*args); });
 }

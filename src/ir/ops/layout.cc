@@ -207,6 +207,8 @@ std::vector<TensorType> tile(const InferInput& in) {
   Shape out(s.size());
   for (size_t d = 0; d < s.size(); ++d) {
     check(repeats[d] >= 0, "repeats[{}] is negative", d);
+    check(repeats[d] == 0 || s[d] <= (int64_t{1} << 62) / repeats[d],
+          "repeats[{}] = {} makes dim {} overflow", d, repeats[d], s[d]);
     out[d] = s[d] * repeats[d];
   }
   return one(in.type(0).dtype, out);

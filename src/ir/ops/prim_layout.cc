@@ -3,8 +3,10 @@
 // floordiv/mod), or a whole dimension where the index is data (Gather) or non-affine (Resize,
 // reflect/edge padding).
 #include <algorithm>
+#include <cmath>
 
 #include "ir/error.h"
+#include "ir/ops/indexing_resize.h"
 #include "ir/ops/layout_params.h"
 #include "ir/ops/prim_parts.h"
 #include "ir/ops/shape_util.h"
@@ -241,18 +243,63 @@ OnnxForm resize_form(const Attributes& attrs, std::span<const TensorType>) {
   return form;
 }
 
-// Resampled axes read a data-independent but non-affine neighbourhood: whole dimension. Axes of
-// unchanged size read the same coordinate under nearest sampling (except tf_crop_and_resize).
+// The sampled coordinate of output o along one axis is x(o) = o*a + b (ResizeAxis and the
+// coordinate mode give a and b); nearest reads round(x), linear floor(x) and floor(x)+1, cubic
+// floor(x)-1 .. floor(x)+2. The map is floordiv(o*P + B, Q) + t - 2 with P/Q ~ a, B/Q ~ b
+// (Q = 2^20) and a reduce axis t in [0, 5]: a margin covering every mode's taps and the
+// rational rounding. Antialiased downsampling (a filter wider than 4 taps) and axes longer
+// than 2^19 read the whole dimension.
+constexpr int64_t kResizeQ = int64_t{1} << 20;
+
 IndexMap resize_map(const Attributes& attrs, std::span<const TensorType> inputs,
-                    const TensorType& output) {
-  bool same_point =
-      attr_string(attrs, "mode", "nearest") == "nearest" &&
-      attr_string(attrs, "coordinate_transformation_mode", "half_pixel") != "tf_crop_and_resize";
-  std::vector<IndexExpr> dims;
-  for (size_t d = 0; d < inputs[0].shape.size(); ++d)
-    dims.push_back(same_point && inputs[0].shape[d] == output.shape[d] ? axis(d)
-                                                                       : IndexExpr::whole());
-  return single(std::move(dims));
+                    const TensorType&) {
+  OnnxForm form = resize_form(attrs, inputs);
+  auto arg = [&](int i) {
+    return form.args[i].constant.defined() ? &form.args[i].constant : nullptr;
+  };
+  ops::ResizeSpec spec = ops::resize_spec(form.attrs, inputs[0].shape, arg(1), arg(2), arg(3));
+  IndexMap map{{6}, {{}}};
+  IndexExpr tap = axis(inputs[0].shape.size());
+  for (size_t d = 0; d < spec.axes.size(); ++d) {
+    const ops::ResizeAxis& r = spec.axes[d];
+    double in = static_cast<double>(r.in);
+    double a = 1 / r.scale, b = 0;
+    switch (spec.coord) {
+      case ops::ResizeCoord::HalfPixel:
+        b = 0.5 / r.scale - 0.5;
+        break;
+      case ops::ResizeCoord::HalfPixelSymmetric:
+        b = in / 2 * (1 - static_cast<double>(r.out) / r.resized_length) + 0.5 / r.scale - 0.5;
+        break;
+      case ops::ResizeCoord::PytorchHalfPixel:
+        b = r.out > 1 ? 0.5 / r.scale - 0.5 : 0;
+        a = r.out > 1 ? a : 0;
+        break;
+      case ops::ResizeCoord::AlignCorners:
+        a = r.resized_length == 1 ? 0 : (in - 1) / (r.resized_length - 1);
+        break;
+      case ops::ResizeCoord::Asymmetric:
+        break;
+      case ops::ResizeCoord::TfHalfPixelForNn:
+        b = 0.5 / r.scale;
+        break;
+      case ops::ResizeCoord::TfCropAndResize:
+        a = r.out == 1 ? 0 : (r.roi_end - r.roi_start) * (in - 1) / static_cast<double>(r.out - 1);
+        b = r.out == 1 ? 0.5 * (r.roi_start + r.roi_end) * (in - 1) : r.roi_start * (in - 1);
+        break;
+    }
+    bool wide = spec.antialias && r.scale < 1;
+    if (wide || r.out >= kResizeQ / 2 || !std::isfinite(a) || !std::isfinite(b)) {
+      map.inputs[0].push_back(IndexExpr::whole());
+    } else if (spec.mode == ops::ResizeMode::Nearest && a == 1 && b == 0) {
+      map.inputs[0].push_back(axis(d));
+    } else {
+      auto p = static_cast<int64_t>(std::llround(a * kResizeQ));
+      auto c = static_cast<int64_t>(std::floor(b * kResizeQ));
+      map.inputs[0].push_back(IndexExpr::floordiv(axis(d) * p + c, kResizeQ) + tap - 2);
+    }
+  }
+  return map;
 }
 
 }  // namespace

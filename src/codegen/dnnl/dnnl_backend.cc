@@ -1,0 +1,353 @@
+// oneDNN primitives for planned kernels (dnnl_plan.h): descriptors built once per kernel,
+// convolutions in the layouts oneDNN picks (format_tag::any) with the reorders in and out run
+// inside the kernel, constant weights reordered once at compile time.
+#include "codegen/dnnl/dnnl_backend.h"
+
+#include <chrono>
+#include <optional>
+#include <utility>
+
+#include <fmt/format.h>
+#include <dnnl.hpp>
+
+#include "codegen/dnnl/dnnl_plan.h"
+#include "ir/error.h"
+
+namespace orch::codegen {
+namespace {
+
+using dnnl::memory;
+using dnnl_plan::LinearPlan;
+using dnnl_plan::PostOp;
+using dnnl_plan::View;
+
+dnnl::engine& cpu_engine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+memory::dims to_dims(const std::vector<int64_t>& v) {
+  return memory::dims(v.begin(), v.end());
+}
+
+// A plain desc of `view`; broadcast dims have size 1 (oneDNN broadcasts those itself).
+memory::desc view_desc(const View& view) {
+  memory::dims dims, strides;
+  memory::dim outer = 1;
+  for (size_t d = 0; d < view.shape.size(); ++d) {
+    bool broadcast = view.strides[d] == 0 && view.shape[d] > 1;
+    dims.push_back(broadcast ? 1 : view.shape[d]);
+    if (dims.back() > 1) outer = std::max(outer, view.strides[d] * dims.back());
+  }
+  // Size-1 dims get an outermost stride: their stride is never used, but must not look dense.
+  for (size_t d = 0; d < view.shape.size(); ++d)
+    strides.push_back(dims[d] == 1 ? outer : view.strides[d]);
+  return memory::desc(dims, memory::data_type::f32, strides);
+}
+
+memory::desc any_desc(const memory::dims& dims) {
+  return memory::desc(dims, memory::data_type::f32, memory::format_tag::any);
+}
+
+dnnl::algorithm algorithm_of(const std::string& alg) {
+  using dnnl::algorithm;
+  static const std::pair<std::string_view, algorithm> table[] = {
+      {"relu", algorithm::eltwise_relu},
+      {"linear", algorithm::eltwise_linear},
+      {"clip", algorithm::eltwise_clip},
+      {"logistic", algorithm::eltwise_logistic},
+      {"tanh", algorithm::eltwise_tanh},
+      {"gelu_erf", algorithm::eltwise_gelu_erf},
+      {"gelu_tanh", algorithm::eltwise_gelu_tanh},
+      {"swish", algorithm::eltwise_swish},
+      {"hardswish", algorithm::eltwise_hardswish},
+      {"mish", algorithm::eltwise_mish},
+      {"soft_relu", algorithm::eltwise_soft_relu},
+      {"elu", algorithm::eltwise_elu},
+      {"exp", algorithm::eltwise_exp},
+      {"log", algorithm::eltwise_log},
+      {"abs", algorithm::eltwise_abs},
+      {"sqrt", algorithm::eltwise_sqrt},
+      {"square", algorithm::eltwise_square},
+      {"binary_add", algorithm::binary_add},
+      {"binary_sub", algorithm::binary_sub},
+      {"binary_mul", algorithm::binary_mul},
+      {"binary_div", algorithm::binary_div},
+      {"binary_max", algorithm::binary_max},
+      {"binary_min", algorithm::binary_min},
+  };
+  for (const auto& [name, a] : table)
+    if (name == alg) return a;
+  fail("unknown oneDNN algorithm '{}'", alg);
+}
+
+dnnl::primitive_attr post_op_attr(const std::vector<PostOp>& ops) {
+  dnnl::post_ops po;
+  for (const PostOp& op : ops) {
+    if (op.binary())
+      po.append_binary(algorithm_of(op.alg), view_desc(op.other));
+    else
+      po.append_eltwise(1.0f, algorithm_of(op.alg), op.alpha, op.beta);
+  }
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(po);
+  return attr;
+}
+
+// ONNX weights as oneDNN's (grouped: [g, O/g, I/g, k...]); ConvTranspose stores [I, O/g, k...].
+View conv_weights(View w, int64_t group, bool transposed) {
+  Shape s = w.shape;
+  if (group > 1) {
+    Shape grouped = {group, s[0] / group};
+    grouped.insert(grouped.end(), s.begin() + 1, s.end());
+    if (!dnnl_plan::reshape_view(w, grouped))
+      fail("the weights' layout cannot be split into {} groups", group);
+  }
+  if (transposed) {
+    size_t o = group > 1 ? 1 : 0;
+    std::swap(w.shape[o], w.shape[o + 1]);
+    std::swap(w.strides[o], w.strides[o + 1]);
+  }
+  return w;
+}
+
+/// A primitive and the layouts it reads and writes.
+struct Built {
+  dnnl::primitive primitive;
+  memory::desc src, weights, dst;
+};
+
+template <class PrimitiveDesc>
+Built finish(const PrimitiveDesc& pd, bool create) {
+  return {create ? dnnl::primitive(pd) : dnnl::primitive(), pd.src_desc(), pd.weights_desc(),
+          pd.dst_desc()};
+}
+
+// User-side descs of the primitive's tensors: src, weights (as oneDNN indexes them), dst.
+struct UserDescs {
+  memory::desc src, weights, dst;
+};
+
+Built build(const Graph& kernel, const LinearPlan& plan, const UserDescs& user,
+            bool constant_weights, bool create) {
+  const Node& node = kernel.node(plan.linear);
+  dnnl::primitive_attr attr = post_op_attr(plan.post_ops);
+  auto kind = dnnl::prop_kind::forward_inference;
+  if (node.op == "prim.MatMul") {
+    memory::desc weights = constant_weights ? any_desc(user.weights.dims()) : user.weights;
+    dnnl::matmul::desc desc(user.src, weights, user.dst);
+    return finish(dnnl::matmul::primitive_desc(desc, attr, cpu_engine()), create);
+  }
+  std::vector<int64_t> pads = attr_ints(node.attrs, "pads");
+  size_t spatial = pads.size() / 2;
+  memory::dims strides = to_dims(attr_ints(node.attrs, "strides")), dilates, pad_l, pad_r;
+  std::vector<int64_t> out_pad = attr_ints(node.attrs, "output_padding");
+  for (size_t s = 0; s < spatial; ++s) {
+    dilates.push_back(attr_ints(node.attrs, "dilations")[s] - 1);
+    pad_l.push_back(pads[s]);
+    pad_r.push_back(pads[spatial + s] - (out_pad.empty() ? 0 : out_pad[s]));
+  }
+  memory::desc src = any_desc(user.src.dims()), weights = any_desc(user.weights.dims()),
+               dst = any_desc(user.dst.dims());
+  if (node.op == "prim.Conv") {
+    dnnl::convolution_forward::desc desc(kind, dnnl::algorithm::convolution_direct, src, weights,
+                                         dst, strides, dilates, pad_l, pad_r);
+    return finish(dnnl::convolution_forward::primitive_desc(desc, attr, cpu_engine()), create);
+  }
+  dnnl::deconvolution_forward::desc desc(kind, dnnl::algorithm::deconvolution_direct, src, weights,
+                                         dst, strides, dilates, pad_l, pad_r);
+  return finish(dnnl::deconvolution_forward::primitive_desc(desc, attr, cpu_engine()), create);
+}
+
+UserDescs user_descs(const Graph& kernel, const LinearPlan& plan) {
+  const Node& node = kernel.node(plan.linear);
+  View weights = plan.weights;
+  if (node.op != "prim.MatMul")
+    weights =
+        conv_weights(weights, attr_int(node.attrs, "group", 1), node.op == "prim.ConvTranspose");
+  const Shape& out = kernel.value(node.outputs[0]).type.shape;
+  return {view_desc(plan.src), view_desc(weights),
+          memory::desc(to_dims(out), memory::data_type::f32, to_dims(row_major_strides(out)))};
+}
+
+// A tensor the primitive reads or writes, with the reorder between the user's layout and the
+// primitive's when they differ.
+struct Port {
+  memory user;
+  std::optional<memory> internal;
+  std::optional<dnnl::reorder> reorder;
+
+  Port(const memory::desc& user_desc, const memory::desc& prim_desc, bool into_primitive) {
+    user = memory(user_desc, cpu_engine(), static_cast<void*>(nullptr));
+    if (user_desc == prim_desc) return;
+    internal = memory(prim_desc, cpu_engine());
+    reorder = into_primitive ? dnnl::reorder(user, *internal) : dnnl::reorder(*internal, user);
+  }
+  const memory& primitive_side() const { return internal ? *internal : user; }
+};
+
+// Accumulates stage times when asked to (waiting for the stream at each lap), else does nothing.
+class Stopwatch {
+ public:
+  Stopwatch(dnnl::stream& stream, DnnlStageTimes* times) : stream_(stream), times_(times) {}
+  void lap(double DnnlStageTimes::*stage) {
+    if (times_ == nullptr) return;
+    stream_.wait();
+    auto now = std::chrono::steady_clock::now();
+    times_->*stage += std::chrono::duration<double>(now - last_).count();
+    last_ = now;
+  }
+
+ private:
+  dnnl::stream& stream_;
+  DnnlStageTimes* times_;
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
+// One planned kernel: its primitive, reorders and internal buffers (so run() is not reentrant).
+class DnnlKernel final : public Kernel {
+ public:
+  DnnlKernel(const Graph& kernel, LinearPlan plan) : kernel_(kernel), plan_(std::move(plan)) {
+    UserDescs user = user_descs(kernel_, plan_);
+    bool constant_weights = kernel_.value(plan_.weights.source).is_constant();
+    Built built = build(kernel_, plan_, user, constant_weights, true);
+    primitive_ = built.primitive;
+    src_.emplace(user.src, built.src, true);
+    weights_.emplace(user.weights, built.weights, true);
+    dst_.emplace(user.dst, built.dst, false);
+    for (const PostOp& op : plan_.post_ops)
+      if (op.binary())
+        binary_.emplace_back(view_desc(op.other), cpu_engine(), static_cast<void*>(nullptr));
+    if (constant_weights) {
+      // Weights are reordered once here; run() reads the result.
+      weights_->user.set_data_handle(constant_data(plan_.weights.source));
+      if (weights_->reorder)
+        weights_->reorder->execute(stream_, weights_->user, *weights_->internal);
+      stream_.wait();
+      constant_weights_ = true;
+    }
+  }
+
+  void run(std::span<const Tensor> inputs, std::span<Tensor> outputs) override {
+    run_timed(inputs, outputs, nullptr);
+  }
+
+  /// run(), timing the reorders and the primitive separately into `times` when not null.
+  void run_timed(std::span<const Tensor> inputs, std::span<Tensor> outputs, DnnlStageTimes* times) {
+    check_args(inputs, outputs);
+    Stopwatch watch(stream_, times);
+    std::unordered_map<int, memory> args;
+    src_->user.set_data_handle(data_of(plan_.src.source, inputs));
+    if (src_->reorder) src_->reorder->execute(stream_, src_->user, *src_->internal);
+    if (!constant_weights_) {
+      weights_->user.set_data_handle(data_of(plan_.weights.source, inputs));
+      if (weights_->reorder)
+        weights_->reorder->execute(stream_, weights_->user, *weights_->internal);
+    }
+    watch.lap(&DnnlStageTimes::reorder_s);
+    dst_->user.set_data_handle(outputs[0].mutable_bytes());
+    args[DNNL_ARG_SRC] = src_->primitive_side();
+    args[DNNL_ARG_WEIGHTS] = weights_->primitive_side();
+    args[DNNL_ARG_DST] = dst_->primitive_side();
+    size_t b = 0;
+    for (size_t i = 0; i < plan_.post_ops.size(); ++i) {
+      if (!plan_.post_ops[i].binary()) continue;
+      binary_[b].set_data_handle(data_of(plan_.post_ops[i].other.source, inputs));
+      args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1] = binary_[b++];
+    }
+    primitive_.execute(stream_, args);
+    watch.lap(&DnnlStageTimes::primitive_s);
+    if (dst_->reorder) dst_->reorder->execute(stream_, *dst_->internal, dst_->user);
+    stream_.wait();
+    watch.lap(&DnnlStageTimes::reorder_s);
+    if (times != nullptr)
+      times->reorders = (src_->reorder ? 1 : 0) + (dst_->reorder ? 1 : 0) +
+                        (!constant_weights_ && weights_->reorder ? 1 : 0);
+  }
+
+ private:
+  void check_args(std::span<const Tensor> inputs, std::span<Tensor> outputs) const {
+    check(inputs.size() == kernel_.inputs().size() && outputs.size() == 1,
+          "oneDNN kernel takes {} inputs and 1 output, got {} and {}", kernel_.inputs().size(),
+          inputs.size(), outputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const TensorType& t = kernel_.value(kernel_.inputs()[i]).type;
+      check(inputs[i].dtype() == t.dtype && inputs[i].shape() == t.shape,
+            "input {} must be {}, got {}", i, format_type(t),
+            format_type({inputs[i].dtype(), inputs[i].shape()}));
+    }
+    const TensorType& out = kernel_.value(kernel_.outputs()[0]).type;
+    check(outputs[0].dtype() == out.dtype && outputs[0].shape() == out.shape, "output must be {}",
+          format_type(out));
+  }
+
+  void* constant_data(ValueId source) const {
+    return const_cast<std::byte*>(kernel_.value(source).constant.bytes());
+  }
+
+  void* data_of(ValueId source, std::span<const Tensor> inputs) const {
+    if (kernel_.value(source).is_constant()) return constant_data(source);
+    for (size_t i = 0; i < kernel_.inputs().size(); ++i)
+      if (kernel_.inputs()[i] == source) return const_cast<std::byte*>(inputs[i].bytes());
+    fail("value '{}' is neither an input nor a constant", kernel_.value(source).name);
+  }
+
+  Graph kernel_;  // keeps the constants' buffers alive
+  LinearPlan plan_;
+  dnnl::stream stream_{cpu_engine()};
+  dnnl::primitive primitive_;
+  std::optional<Port> src_, weights_, dst_;
+  std::vector<memory> binary_;
+  bool constant_weights_ = false;
+};
+
+std::string reject(const Graph& kernel) {
+  LinearPlan plan;
+  if (std::string why = dnnl_plan::plan_kernel(kernel, plan); !why.empty()) return why;
+  try {
+    bool constant_weights = kernel.value(plan.weights.source).is_constant();
+    build(kernel, plan, user_descs(kernel, plan), constant_weights, false);
+  } catch (const dnnl::error& e) {
+    return fmt::format("oneDNN has no implementation for {}: {}", kernel.describe(plan.linear),
+                       e.what());
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::unique_ptr<Kernel> compile(const Graph& kernel) {
+  LinearPlan plan;
+  if (std::string why = dnnl_plan::plan_kernel(kernel, plan); !why.empty())
+    unsupported("oneDNN backend: {}", why);
+  try {
+    return std::make_unique<DnnlKernel>(kernel, std::move(plan));
+  } catch (const dnnl::error& e) {
+    unsupported("oneDNN backend: {}", e.what());
+  }
+}
+
+}  // namespace
+
+DnnlStageTimes time_dnnl_stages(const Graph& kernel, std::span<const Tensor> inputs, int runs) {
+  std::unique_ptr<Kernel> compiled = compile(kernel);
+  auto& k = static_cast<DnnlKernel&>(*compiled);
+  const TensorType& t = kernel.value(kernel.outputs()[0]).type;
+  Tensor out(t.dtype, t.shape);
+  DnnlStageTimes times;
+  for (int r = 0; r < runs; ++r) k.run_timed(inputs, std::span<Tensor>(&out, 1), &times);
+  return times;
+}
+
+void dnnl_reference_sgemm(int64_t m, int64_t n, int64_t k, const float* a, const float* b,
+                          float* c) {
+  dnnl_status_t status = dnnl_sgemm('N', 'N', m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
+  check(status == dnnl_success, "dnnl_sgemm failed with status {}", static_cast<int>(status));
+}
+
+const Backend& dnnl_backend() {
+  static const Backend backend{"dnnl", reject, compile};
+  return backend;
+}
+
+}  // namespace orch::codegen

@@ -1,0 +1,28 @@
+// The oneDNN backend: one Linear primitive (batched MatMul, Conv, ConvTranspose) with the layout
+// primitives on its operands absorbed as strides and an elementwise epilogue fused as post-ops.
+// f32 only. Only src/codegen/dnnl includes dnnl.hpp; this header keeps it out of callers.
+#pragma once
+
+#include "codegen/kernel.h"
+
+namespace orch::codegen {
+
+/// The oneDNN backend ("dnnl"); its reject() states what it accepts and why not.
+const Backend& dnnl_backend();
+
+/// Where a oneDNN kernel's time goes (summed over runs), for the benchmark.
+struct DnnlStageTimes {
+  double reorder_s = 0;    // layout reorders into and out of the primitive
+  double primitive_s = 0;  // the MatMul / convolution with its post-ops
+  int reorders = 0;        // reorders per run
+};
+
+/// Compiles `kernel` (which the backend must accept) and runs it `runs` times on `inputs`,
+/// timing each stage separately.
+DnnlStageTimes time_dnnl_stages(const Graph& kernel, std::span<const Tensor> inputs, int runs);
+
+/// oneDNN's dnnl_sgemm, C[m,n] = A[m,k] B[k,n] row-major: the benchmark's reference.
+void dnnl_reference_sgemm(int64_t m, int64_t n, int64_t k, const float* a, const float* b,
+                          float* c);
+
+}  // namespace orch::codegen

@@ -1,0 +1,73 @@
+// The Halide backend (issue 9): a candidate kernel graph of primitives becomes a Halide pipeline
+// (a Func per primitive, an RDom per reduction, one Pipeline with every kernel output), scheduled
+// from a HalideSchedule, JIT-compiled for profiling or compiled ahead of time to an object file.
+// Halide.h stays inside src/codegen/halide; this header does not include it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "codegen/kernel.h"
+
+namespace orch::codegen {
+
+/// Where an intermediate value of a kernel is computed.
+enum class HalidePlacement : uint8_t {
+  inline_,  // recomputed in its consumer's expression (register level)
+  tile,     // computed per tile of the output that consumes it (L1/L2 level)
+  root,     // computed whole before its consumers (memory level)
+};
+
+/// A schedule for one kernel; the tile-graph scheduler's config maps onto it.
+struct HalideSchedule {
+  /// Tile size per dim of each output (row-major order, like the tensor); a missing entry or 0
+  /// means the whole dim. Outputs not listed get the default tiling.
+  std::map<ValueId, std::vector<int64_t>> tiles;
+  /// The output dim whose tile loop runs in parallel; -1: the tile loops of all dims fused into
+  /// one parallel loop; -2: no parallelism.
+  int parallel_dim = -1;
+  /// SIMD lanes for the innermost dim (1: scalar).
+  int vector_width = 16;
+  /// Placement of intermediate values (produced by a node, not a kernel output); values not
+  /// listed get the default placement.
+  std::map<ValueId, HalidePlacement> placement;
+  /// Split of the innermost reduction loop (0: none); the inner part is unrolled.
+  int reduce_step = 0;
+  /// Per Reduce value, a reduce step overriding `reduce_step`.
+  std::map<ValueId, int> reduce_steps;
+};
+
+/// The default schedule for `kernel`, derived from its shapes: each output tiled (rows x the
+/// whole or 256-wide inner dim), the outer tile loop parallel, the inner dim vectorized by 16;
+/// reductions and linear primitives at the output tile (root when several outputs read them);
+/// everything else inlined.
+HalideSchedule default_halide_schedule(const Graph& kernel);
+
+/// "" when Halide can generate `kernel`, otherwise why not.
+std::string halide_reject(const Graph& kernel);
+
+/// A JIT-compiled kernel plus what compiling it cost.
+struct HalideKernel {
+  std::unique_ptr<Kernel> kernel;
+  double compile_seconds = 0;      // wall clock: lowering, scheduling and LLVM
+  double compile_cpu_seconds = 0;  // CPU time of the compiling thread (steady under load)
+};
+
+/// Lowers, schedules (`schedule`, or the default when null) and JIT-compiles `kernel`. Throws
+/// Error (Unsupported for what halide_reject names) with Halide's message on any failure.
+HalideKernel halide_jit(const Graph& kernel, const HalideSchedule* schedule = nullptr);
+
+/// Writes `<path_prefix>.o` and `<path_prefix>.h`: a C function `function_name` taking one
+/// halide_buffer_t* per kernel input then per kernel output (row-major tensors appear with their
+/// dims reversed, innermost first). Uses the host target. Throws Error on failure.
+void halide_compile_to_object(const Graph& kernel, const std::string& path_prefix,
+                              const std::string& function_name,
+                              const HalideSchedule* schedule = nullptr);
+
+/// The backend entry (reject + compile with the default schedule).
+const Backend& halide_backend();
+
+}  // namespace orch::codegen

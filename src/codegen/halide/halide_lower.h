@@ -1,0 +1,40 @@
+// Private to src/codegen/halide: the lowered form of a kernel graph. The only header that
+// includes Halide.h.
+#pragma once
+
+#include <Halide.h>
+
+#include <vector>
+
+#include "codegen/halide/halide_backend.h"
+
+namespace orch::codegen::halide_impl {
+
+/// One kernel value as Halide sees it. Halide dim k is the tensor's dim rank-1-k (innermost
+/// first), so row-major buffers map onto Halide buffers without copying.
+struct LoweredValue {
+  Halide::Func func;    // undefined for scalar constants
+  Halide::Expr scalar;  // rank-0 constants become immediates (lets Halide fold pow(x, 2))
+  Halide::RDom rdom;    // the reduction domain of Reduce and MatMul values
+  int rank = 0;
+};
+
+/// A kernel graph as a Halide pipeline.
+struct Lowered {
+  std::vector<Halide::ImageParam> params;  // one per kernel input, in order
+  std::vector<LoweredValue> values;        // one per graph value
+  std::vector<Halide::Func> outputs;       // one per kernel output, in storage types
+  std::vector<Halide::Var> vars;           // vars[k]: Halide dim k
+  Halide::Pipeline pipeline;
+};
+
+/// The Halide type a tensor of `dtype` is stored as (bool as u8); throws Unsupported.
+Halide::Type storage_type(DType dtype);
+
+/// Builds the unscheduled pipeline; throws Unsupported for what halide_reject names.
+Lowered lower_kernel(const Graph& kernel);
+
+/// Applies `schedule` (defaults where it is silent) to a lowered kernel.
+void apply_schedule(Lowered& lowered, const Graph& kernel, const HalideSchedule& schedule);
+
+}  // namespace orch::codegen::halide_impl

@@ -1,0 +1,205 @@
+// Scheduling: outputs tiled and parallel over tiles, the inner dim vectorized; intermediates
+// inlined, computed per output tile, or computed whole (root); linear primitives register-blocked.
+#include <fmt/format.h>
+
+#include <set>
+
+#include "codegen/halide/halide_lower.h"
+
+namespace orch::codegen {
+namespace {
+
+// About this many elements per output tile: a few KiB of f32, well inside L1.
+constexpr int64_t kTileElements = 2048;
+constexpr int64_t kInnerTile = 256;
+
+std::vector<int64_t> default_tile(const Shape& shape) {
+  std::vector<int64_t> tile(shape.size(), 1);
+  if (shape.empty()) return tile;
+  size_t r = shape.size();
+  tile[r - 1] = std::min(shape[r - 1], kInnerTile);
+  if (r >= 2) tile[r - 2] = std::clamp<int64_t>(kTileElements / tile[r - 1], 1, shape[r - 2]);
+  return tile;
+}
+
+}  // namespace
+
+HalideSchedule default_halide_schedule(const Graph& kernel) {
+  HalideSchedule s;
+  for (ValueId v : kernel.outputs()) s.tiles[v] = default_tile(kernel.value(v).type.shape);
+  for (const Node& n : kernel.nodes())
+    for (ValueId v : n.outputs)
+      s.placement[v] = n.op == "prim.Reduce" || n.op == "prim.MatMul" ? HalidePlacement::tile
+                                                                      : HalidePlacement::inline_;
+  return s;
+}
+
+namespace halide_impl {
+namespace {
+
+using Halide::Func;
+using Halide::TailStrategy;
+using Halide::Var;
+
+// Where a stage is computed: -1 at root, otherwise inside the tile loop of output i.
+constexpr int kRoot = -1;
+
+struct OutputLoops {
+  Halide::LoopLevel tile = Halide::LoopLevel::root();
+};
+
+OutputLoops schedule_output(Func& out, const Shape& shape, std::vector<int64_t> tile,
+                            const HalideSchedule& s, const std::vector<Var>& vars, int id) {
+  size_t r = shape.size();
+  OutputLoops loops;
+  if (r == 0) return loops;
+  tile.resize(r, 0);
+  std::vector<Halide::VarOrRVar> inner, outer;
+  std::vector<Var> outer_vars;
+  int parallel_outer = -1;
+  // Tensor dim d is Halide var r-1-d; walk innermost first.
+  for (size_t d = r; d-- > 0;) {
+    Var v = vars[r - 1 - d];
+    int64_t t = tile[d] <= 0 ? shape[d] : std::min(tile[d], shape[d]);
+    if (t >= shape[d]) {
+      inner.emplace_back(v);
+    } else if (t == 1) {
+      outer.emplace_back(v);
+      outer_vars.push_back(v);
+      if (static_cast<int>(d) == s.parallel_dim)
+        parallel_outer = static_cast<int>(outer.size()) - 1;
+    } else {
+      Var o(v.name() + "_o" + std::to_string(id)), i(v.name() + "_i" + std::to_string(id));
+      out.split(v, o, i, static_cast<int>(t), TailStrategy::ShiftInwards);
+      inner.emplace_back(i);
+      outer.emplace_back(o);
+      outer_vars.push_back(o);
+      if (static_cast<int>(d) == s.parallel_dim)
+        parallel_outer = static_cast<int>(outer.size()) - 1;
+    }
+  }
+  std::vector<Halide::VarOrRVar> order = inner;
+  order.insert(order.end(), outer.begin(), outer.end());
+  if (order.size() > 1) out.reorder(order);
+  int64_t inner_extent = tile[r - 1] <= 0 ? shape[r - 1] : std::min(tile[r - 1], shape[r - 1]);
+  if (s.vector_width > 1 && inner_extent >= s.vector_width)
+    out.vectorize(inner[0].var, s.vector_width, TailStrategy::ShiftInwards);
+  if (outer_vars.empty()) {
+    loops.tile = Halide::LoopLevel(out, Var::outermost());
+    return loops;
+  }
+  if (s.parallel_dim >= 0) {
+    if (parallel_outer >= 0) out.parallel(outer_vars[parallel_outer]);
+    loops.tile = Halide::LoopLevel(out, outer_vars[0]);
+    return loops;
+  }
+  Var fused = outer_vars[0];
+  for (size_t i = 1; i < outer_vars.size(); ++i) {
+    Var f(fmt::format("tile{}_{}", id, i));
+    out.fuse(fused, outer_vars[i], f);
+    fused = f;
+  }
+  if (s.parallel_dim == -1) out.parallel(fused);
+  loops.tile = Halide::LoopLevel(out, fused);
+  return loops;
+}
+
+// The loops of a stage computed at a tile or root: inner dim vectorized, matmuls blocked.
+void schedule_stage(Func& f, const LoweredValue& lv, const Node& n, const Shape& shape,
+                    const HalideSchedule& s, bool root, const std::vector<Var>& vars) {
+  size_t r = shape.size();
+  if (r == 0) return;
+  int vw = s.vector_width;
+  bool vec = vw > 1 && shape[r - 1] >= vw;
+  if (vec) f.vectorize(vars[0], vw, TailStrategy::GuardWithIf);
+  if (root && r >= 2 && shape[0] > 1) f.parallel(vars[r - 1]);
+  if (!f.has_update_definition()) return;
+  Halide::Stage u = f.update();
+  if (n.op == "prim.MatMul") {
+    // Register block: 4 rows x one vector of columns, k outside the block.
+    Var ji("ji"), jo("jo"), ii("ii"), io("io");
+    Halide::RVar k = lv.rdom.x;
+    std::vector<Halide::VarOrRVar> order;
+    if (vec) {
+      u.split(vars[0], jo, ji, vw, TailStrategy::GuardWithIf);
+      order.emplace_back(ji);
+    } else {
+      order.emplace_back(vars[0]);
+    }
+    bool block = shape[r - 2] >= 4;
+    if (block) {
+      u.split(vars[1], io, ii, 4, TailStrategy::GuardWithIf);
+      order.emplace_back(ii);
+    } else {
+      order.emplace_back(vars[1]);
+    }
+    order.emplace_back(k);
+    if (vec) order.emplace_back(jo);
+    if (block) order.emplace_back(io);
+    u.reorder(order);
+    if (vec) u.vectorize(ji);
+    if (block) u.unroll(ii);
+    if (root && r >= 3)
+      u.parallel(vars[r - 1]);
+    else if (root && block)
+      u.parallel(io);
+    return;
+  }
+  if (vec) u.vectorize(vars[0], vw, TailStrategy::GuardWithIf);
+  if (root && r >= 2 && shape[0] > 1) u.parallel(vars[r - 1]);
+  Halide::RVar inner = lv.rdom[0];
+  auto it = s.reduce_steps.find(n.outputs[0]);
+  int step = it != s.reduce_steps.end() ? it->second : s.reduce_step;
+  const int64_t* extent = Halide::Internal::as_const_int(lv.rdom[0].extent());
+  // Only exact splits: a guarded tail would add a branch to every reduction step.
+  if (step > 1 && extent != nullptr && *extent % step == 0 && *extent > step) {
+    Halide::RVar ro("ro"), ri("ri");
+    u.split(inner, ro, ri, step).unroll(ri);
+  }
+}
+
+}  // namespace
+
+void apply_schedule(Lowered& lowered, const Graph& kernel, const HalideSchedule& s) {
+  HalideSchedule defaults = default_halide_schedule(kernel);
+  std::vector<Halide::LoopLevel> tiles;
+  for (size_t i = 0; i < kernel.outputs().size(); ++i) {
+    ValueId v = kernel.outputs()[i];
+    auto it = s.tiles.find(v);
+    std::vector<int64_t> tile = it != s.tiles.end() ? it->second : defaults.tiles.at(v);
+    tiles.push_back(schedule_output(lowered.outputs[i], kernel.value(v).type.shape, tile, s,
+                                    lowered.vars, static_cast<int>(i))
+                        .tile);
+  }
+  // Walk consumers before producers: each stage's location is the set of output tiles whose
+  // loops evaluate it (inline stages inherit their consumers' set); a tile placement needs one.
+  std::vector<std::set<int>> where(kernel.num_values());
+  for (size_t i = 0; i < kernel.outputs().size(); ++i)
+    where[kernel.outputs()[i]].insert(static_cast<int>(i));
+  auto consumers = kernel.consumers();
+  for (NodeId id = static_cast<NodeId>(kernel.num_nodes()); id-- > 0;) {
+    const Node& n = kernel.node(id);
+    ValueId v = n.outputs[0];
+    std::set<int>& loc = where[v];
+    for (NodeId c : consumers[v]) {
+      const std::set<int>& cl = where[kernel.node(c).outputs[0]];
+      loc.insert(cl.begin(), cl.end());
+    }
+    auto it = s.placement.find(v);
+    HalidePlacement p = it != s.placement.end() ? it->second : defaults.placement.at(v);
+    LoweredValue& lv = lowered.values[v];
+    const Shape& shape = kernel.value(v).type.shape;
+    if (p == HalidePlacement::inline_ && !lv.func.has_update_definition()) continue;
+    bool tile = p != HalidePlacement::root && loc.size() == 1 && *loc.begin() != kRoot;
+    if (tile) {
+      lv.func.compute_at(tiles[*loc.begin()]);
+    } else {
+      lv.func.compute_root();
+      loc = {kRoot};
+    }
+    schedule_stage(lv.func, lv, n, shape, s, !tile, lowered.vars);
+  }
+}
+
+}  // namespace halide_impl
+}  // namespace orch::codegen

@@ -1,0 +1,48 @@
+// Shared by the Halide backend tests: run a kernel through Halide and the interpreter.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "codegen/halide/halide_backend.h"
+#include "interp/interpreter.h"
+#include "interp/random_inputs.h"
+
+namespace orch::codegen {
+
+/// "" when the tensors agree (rtol 1e-3 as the ONNX backend tests, atol 1e-5: f32 sums in
+/// another order than the interpreter's double sums; NaNs agree with NaNs), else the first
+/// difference.
+inline std::string compare(const Tensor& want, const Tensor& got) {
+  if (want.dtype() != got.dtype() || want.shape() != got.shape()) return "types differ";
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    double a = want.get(i), b = got.get(i);
+    if (std::isnan(a) && std::isnan(b)) continue;
+    if (a == b) continue;
+    if (!(std::abs(a - b) <= 1e-5 + 1e-3 * std::abs(a)))
+      return fmt::format("element {}: want {}, got {}", i, a, b);
+  }
+  return "";
+}
+
+/// Compiles `kernel` with Halide, runs it on random inputs and compares with the interpreter.
+inline std::string halide_matches(const Graph& kernel, uint64_t seed,
+                                  const HalideSchedule* schedule = nullptr) {
+  HalideKernel hk = halide_jit(kernel, schedule);
+  std::vector<Tensor> inputs = interp::random_inputs(kernel, seed);
+  std::vector<Tensor> want = interp::interpret(kernel, inputs);
+  std::vector<Tensor> got;
+  for (ValueId v : kernel.outputs())
+    got.emplace_back(kernel.value(v).type.dtype, kernel.value(v).type.shape);
+  hk.kernel->run(inputs, got);
+  for (size_t i = 0; i < want.size(); ++i) {
+    std::string diff = compare(want[i], got[i]);
+    if (!diff.empty()) return fmt::format("output {}: {}", i, diff);
+  }
+  return "";
+}
+
+}  // namespace orch::codegen

@@ -1,0 +1,316 @@
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "halide_util.h"
+#include "ir/error.h"
+#include "ir/text_format.h"
+
+namespace orch::codegen {
+namespace {
+
+constexpr std::string_view kChain = R"(graph g(%x: f32[5,37], %y: f32[5,37]) {
+  const %two = f32[]{2}
+  %a: f32[5,37] = prim.Elementwise(%x, %y) {fn = "add"}
+  %b: f32[5,37] = prim.Elementwise(%a, %two) {fn = "mul"}
+  %c: f32[5,37] = prim.Elementwise(%b) {fn = "relu"}
+  %d: f32[5,37] = prim.Elementwise(%c) {fn = "sigmoid"}
+  %e: f32[5,37] = prim.Elementwise(%d, %x) {fn = "pow"}
+  %f: f32[5,37] = prim.Elementwise(%e) {fn = "erf"}
+  %g: f32[5,37] = prim.Elementwise(%f, %y) {fn = "max"}
+  %h: f32[5,37] = prim.Elementwise(%g) {fn = "tanh"}
+  return %h
+})";
+
+TEST(HalideLowering, ElementwiseChain) {
+  Graph g = parse_graph(kChain);
+  EXPECT_EQ(halide_reject(g), "");
+  EXPECT_EQ(halide_matches(g, 1), "");
+}
+
+constexpr std::string_view kSoftmax = R"(graph g(%x: f32[64,100]) {
+  %m: f32[64,1] = prim.Reduce(%x) {axes = [1], kind = "max"}
+  %mb: f32[64,100] = prim.Broadcast(%m) {shape = [64, 100]}
+  %s: f32[64,100] = prim.Elementwise(%x, %mb) {fn = "sub"}
+  %e: f32[64,100] = prim.Elementwise(%s) {fn = "exp"}
+  %t: f32[64,1] = prim.Reduce(%e) {axes = [1], kind = "sum"}
+  %tb: f32[64,100] = prim.Broadcast(%t) {shape = [64, 100]}
+  %y: f32[64,100] = prim.Elementwise(%e, %tb) {fn = "div"}
+  return %y
+})";
+
+TEST(HalideLowering, SoftmaxRows) {
+  Graph g = parse_graph(kSoftmax);
+  EXPECT_EQ(halide_matches(g, 2), "");
+}
+
+TEST(HalideLowering, SoftmaxUnderExplicitSchedules) {
+  Graph g = parse_graph(kSoftmax);
+  ValueId y = g.find_value("y");
+  for (HalidePlacement p :
+       {HalidePlacement::inline_, HalidePlacement::tile, HalidePlacement::root}) {
+    HalideSchedule s;
+    s.tiles[y] = {4, 32};
+    s.vector_width = 8;
+    s.reduce_step = 4;
+    for (const char* name : {"m", "e", "t"}) s.placement[g.find_value(name)] = p;
+    EXPECT_EQ(halide_matches(g, 3, &s), "") << static_cast<int>(p);
+  }
+  HalideSchedule serial;
+  serial.parallel_dim = -2;
+  serial.vector_width = 1;
+  EXPECT_EQ(halide_matches(g, 4, &serial), "");
+  HalideSchedule rows;
+  rows.parallel_dim = 0;
+  rows.tiles[y] = {1, 0};
+  rows.reduce_steps[g.find_value("t")] = 5;
+  EXPECT_EQ(halide_matches(g, 5, &rows), "");
+}
+
+TEST(HalideLowering, LayerNormLike) {
+  Graph g = parse_graph(R"(graph g(%x: f32[3,10,48]) {
+  const %inv = f32[]{0.020833333}
+  const %eps = f32[]{0.00001}
+  const %gamma = f32[1,1,48]{)" +
+                        [] {
+                          std::string s;
+                          for (int i = 0; i < 48; ++i)
+                            s += (i ? ", " : "") + std::to_string(0.5 + i * 0.01);
+                          return s;
+                        }() +
+                        R"(}
+  %s: f32[3,10,1] = prim.Reduce(%x) {axes = [2], kind = "sum"}
+  %m: f32[3,10,1] = prim.Elementwise(%s, %inv) {fn = "mul"}
+  %mb: f32[3,10,48] = prim.Broadcast(%m) {shape = [3, 10, 48]}
+  %d: f32[3,10,48] = prim.Elementwise(%x, %mb) {fn = "sub"}
+  %d2: f32[3,10,48] = prim.Elementwise(%d, %d) {fn = "mul"}
+  %v: f32[3,10,1] = prim.Reduce(%d2) {axes = [-1], kind = "sum"}
+  %vm: f32[3,10,1] = prim.Elementwise(%v, %inv) {fn = "mul"}
+  %ve: f32[3,10,1] = prim.Elementwise(%vm, %eps) {fn = "add"}
+  %sd: f32[3,10,1] = prim.Elementwise(%ve) {fn = "sqrt"}
+  %r: f32[3,10,1] = prim.Elementwise(%sd) {fn = "reciprocal"}
+  %rb: f32[3,10,48] = prim.Broadcast(%r) {shape = [3, 10, 48]}
+  %n: f32[3,10,48] = prim.Elementwise(%d, %rb) {fn = "mul"}
+  %gb: f32[3,10,48] = prim.Broadcast(%gamma) {shape = [3, 10, 48]}
+  %y: f32[3,10,48] = prim.Elementwise(%n, %gb) {fn = "mul"}
+  return %y, %m
+})");
+  EXPECT_EQ(halide_matches(g, 6), "");
+}
+
+TEST(HalideLowering, TransposeReshapeAndElementwise) {
+  Graph g = parse_graph(R"(graph g(%x: f32[8,16,5], %z: f32[5,8,16]) {
+  %t: f32[5,8,16] = prim.Transpose(%x) {perm = [2, 0, 1]}
+  %a: f32[5,8,16] = prim.Elementwise(%t, %z) {fn = "sub"}
+  %r: f32[40,16] = prim.Reshape(%a) {shape = [40, 16]}
+  %e: f32[40,16] = prim.Elementwise(%r) {fn = "exp"}
+  %p: f32[16,40] = prim.Transpose(%e) {perm = [1, 0]}
+  return %p, %a
+})");
+  EXPECT_EQ(halide_matches(g, 7), "");
+}
+
+TEST(HalideLowering, SliceConcatPadTile) {
+  Graph g = parse_graph(R"(graph g(%x: f32[6,20], %y: f32[7,7]) {
+  %s: f32[3,9] = prim.Slice(%x) {ends = [6, 19], starts = [0, 1], steps = [2, 2]}
+  %t: f32[3,7] = prim.Slice(%y) {ends = [7, 7], starts = [1, 0], steps = [2, 1]}
+  %c: f32[3,16] = prim.Concat(%s, %t) {axis = 1}
+  %p: f32[5,21] = prim.Pad(%c) {pads = [1, 2, 1, 3], value = 1.5}
+  %q: f32[5,25] = prim.Pad(%p) {mode = "reflect", pads = [0, 2, 0, 2]}
+  %e: f32[7,25] = prim.Pad(%q) {mode = "edge", pads = [1, 0, 1, 0]}
+  %r: f32[14,50] = prim.Tile(%e) {repeats = [2, 2]}
+  %n: f32[14,50] = prim.Elementwise(%r) {fn = "neg"}
+  return %n
+})");
+  EXPECT_EQ(halide_reject(g), "");
+  EXPECT_EQ(halide_matches(g, 8), "");
+}
+
+TEST(HalideLowering, GatherWithConstantIndices) {
+  Graph g = parse_graph(R"(graph g(%x: f32[10,12]) {
+  const %i = i64[2,2]{0, -1, 9, 3}
+  const %j = i64[10,2]{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 0, 1, 2, 3, 4, 5, 6, 7}
+  %g: f32[2,2,12] = prim.Gather(%x, %i) {axis = 0}
+  %e: f32[10,2] = prim.GatherElements(%x, %j) {axis = 1}
+  %a: f32[2,2,12] = prim.Elementwise(%g) {fn = "abs"}
+  return %a, %e
+})");
+  EXPECT_EQ(halide_matches(g, 9), "");
+}
+
+TEST(HalideLowering, Resize) {
+  Graph g = parse_graph(R"(graph g(%x: f32[1,2,6,8]) {
+  %n: f32[1,2,12,16] = prim.Resize(%x) {mode = "nearest", scales = [1.0, 1.0, 2.0, 2.0]}
+  %l: f32[1,2,12,16] = prim.Resize(%x) {mode = "linear", scales = [1.0, 1.0, 2.0, 2.0]}
+  %a: f32[1,2,5,4] = prim.Resize(%x) {coordinate_transformation_mode = "align_corners", mode = "linear", sizes = [1, 2, 5, 4]}
+  %c: f32[1,2,9,8] = prim.Resize(%x) {mode = "cubic", scales = [1.0, 1.0, 1.5, 1.0]}
+  %s: f32[1,2,12,16] = prim.Elementwise(%n, %l) {fn = "add"}
+  return %s, %a, %c
+})");
+  EXPECT_EQ(halide_reject(g), "");
+  EXPECT_EQ(halide_matches(g, 14), "");
+}
+
+TEST(HalideLowering, MatMulWithEpilogue) {
+  Graph g = parse_graph(R"(graph g(%a: f32[2,33,20], %b: f32[2,20,40], %c: f32[2,1,40]) {
+  %m: f32[2,33,40] = prim.MatMul(%a, %b)
+  %cb: f32[2,33,40] = prim.Broadcast(%c) {shape = [2, 33, 40]}
+  %s: f32[2,33,40] = prim.Elementwise(%m, %cb) {fn = "add"}
+  %y: f32[2,33,40] = prim.Elementwise(%s) {fn = "relu"}
+  return %y
+})");
+  EXPECT_EQ(halide_matches(g, 10), "");
+}
+
+TEST(HalideLowering, MatMulThenRowSoftmax) {
+  Graph g = parse_graph(R"(graph g(%a: f32[48,32], %b: f32[32,64]) {
+  %m: f32[48,64] = prim.MatMul(%a, %b)
+  %x: f32[48,1] = prim.Reduce(%m) {axes = [1], kind = "max"}
+  %xb: f32[48,64] = prim.Broadcast(%x) {shape = [48, 64]}
+  %s: f32[48,64] = prim.Elementwise(%m, %xb) {fn = "sub"}
+  %e: f32[48,64] = prim.Elementwise(%s) {fn = "exp"}
+  %t: f32[48,1] = prim.Reduce(%e) {axes = [1], kind = "sum"}
+  %tb: f32[48,64] = prim.Broadcast(%t) {shape = [48, 64]}
+  %y: f32[48,64] = prim.Elementwise(%e, %tb) {fn = "div"}
+  return %y
+})");
+  EXPECT_EQ(halide_matches(g, 11), "");
+  HalideSchedule root;
+  root.placement[g.find_value("m")] = HalidePlacement::root;
+  EXPECT_EQ(halide_matches(g, 12, &root), "");
+}
+
+TEST(HalideLowering, IntegersBoolsAndScalars) {
+  Graph g = parse_graph(R"(graph g(%x: f32[4,9], %i: i32[4,9]) {
+  const %zero = f32[]{0}
+  %p: bool[4,9] = prim.Elementwise(%x, %zero) {fn = "greater"}
+  %c: f32[4,9] = prim.Elementwise(%i) {fn = "cast", to = 1}
+  %w: f32[4,9] = prim.Elementwise(%p, %x, %c) {fn = "where"}
+  %j: i32[4,9] = prim.Elementwise(%i, %i) {fn = "mul"}
+  %r: i32[4,1] = prim.Reduce(%j) {axes = [1], kind = "max"}
+  %s: f32[1,1] = prim.Reduce(%w) {axes = [0, 1], kind = "sum"}
+  return %w, %p, %r, %s
+})");
+  EXPECT_EQ(halide_matches(g, 13), "");
+}
+
+// The default schedule must never be the unscheduled pipeline's recompute-everything loop nest
+// (seconds for a softmax); a scheduled one runs this in about a millisecond.
+TEST(HalideSchedule, DefaultSoftmaxIsFast) {
+  Graph g = parse_graph(R"(graph g(%x: f32[512,1024]) {
+  %m: f32[512,1] = prim.Reduce(%x) {axes = [1], kind = "max"}
+  %mb: f32[512,1024] = prim.Broadcast(%m) {shape = [512, 1024]}
+  %s: f32[512,1024] = prim.Elementwise(%x, %mb) {fn = "sub"}
+  %e: f32[512,1024] = prim.Elementwise(%s) {fn = "exp"}
+  %t: f32[512,1] = prim.Reduce(%e) {axes = [1], kind = "sum"}
+  %tb: f32[512,1024] = prim.Broadcast(%t) {shape = [512, 1024]}
+  %y: f32[512,1024] = prim.Elementwise(%e, %tb) {fn = "div"}
+  return %y
+})");
+  HalideKernel hk = halide_jit(g);
+  std::vector<Tensor> in = interp::random_inputs(g, 15);
+  std::vector<Tensor> out{Tensor(DType::f32, {512, 1024})};
+  hk.kernel->run(in, out);  // warm-up: thread pool start
+  auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 5; ++i) hk.kernel->run(in, out);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds / 5, 0.2);
+  double row_sum = 0;
+  for (int64_t j = 0; j < 1024; ++j) row_sum += out[0].get(j);
+  EXPECT_NEAR(row_sum, 1.0, 1e-4);
+}
+
+TEST(HalideReject, NamesTheReason) {
+  Graph conv = parse_graph(R"(graph g(%x: f32[1,2,5,5], %w: f32[3,2,3,3]) {
+  %y: f32[1,3,3,3] = prim.Conv(%x, %w) {dilations = [1, 1], pads = [0, 0, 0, 0], strides = [1, 1]}
+  return %y
+})");
+  EXPECT_EQ(halide_reject(conv), "prim.Conv #0: prim.Conv is not lowered (a library call)");
+  Graph onnx = parse_graph(R"(graph g(%x: f32[4]) {
+  %y: f32[4] = Relu(%x)
+  return %y
+})");
+  EXPECT_EQ(halide_reject(onnx), "Relu #0: 'Relu' is not a primitive");
+  Graph half = parse_graph(R"(graph g(%x: f16[4]) {
+  %y: f16[4] = prim.Elementwise(%x) {fn = "exp"}
+  return %y
+})");
+  EXPECT_EQ(halide_reject(half), "input dtype f16 is not lowered");
+  Graph idiv = parse_graph(R"(graph g(%x: i32[4], %y: i32[4]) {
+  %z: i32[4] = prim.Elementwise(%x, %y) {fn = "div"}
+  return %z
+})");
+  EXPECT_EQ(halide_reject(idiv),
+            "prim.Elementwise #0: prim.Elementwise fn 'div' on i32 is not lowered");
+  Graph empty = parse_graph(R"(graph g(%x: f32[0,3]) {
+  %y: f32[0,3] = prim.Elementwise(%x) {fn = "exp"}
+  return %y
+})");
+  EXPECT_EQ(halide_reject(empty), "value 'x' is empty (a zero-size dim)");
+  try {
+    halide_jit(conv);
+    FAIL() << "compiled a Conv";
+  } catch (const Unsupported& e) {
+    EXPECT_STREQ(e.what(), "prim.Conv #0: prim.Conv is not lowered (a library call)");
+  }
+}
+
+TEST(HalideErrors, CompileFailureIsAnError) {
+  Graph g = parse_graph(kSoftmax);
+  try {
+    halide_compile_to_object(g, "/nonexistent-dir/kernel", "softmax");
+    FAIL() << "wrote into a missing directory";
+  } catch (const Error& e) {
+    std::string message = e.what();
+    EXPECT_TRUE(message.starts_with("Halide: ")) << message;
+    EXPECT_NE(message.find("Error opening output /nonexistent-dir/kernel.o"), std::string::npos)
+        << message;
+  }
+}
+
+TEST(HalideErrors, WrongInputIsAnError) {
+  Graph g = parse_graph(kSoftmax);
+  HalideKernel hk = halide_jit(g);
+  std::vector<Tensor> in{Tensor(DType::f32, {64, 99})};
+  std::vector<Tensor> out{Tensor(DType::f32, {64, 100})};
+  try {
+    hk.kernel->run(in, out);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "input 0 is f32[64,99], the kernel takes f32[64,100]");
+  }
+}
+
+TEST(HalideAot, WritesObjectAndHeader) {
+  Graph g = parse_graph(kSoftmax);
+  std::filesystem::path dir = std::filesystem::temp_directory_path() / "orch_halide_aot_test";
+  std::filesystem::create_directories(dir);
+  std::string prefix = (dir / "softmax_rows").string();
+  halide_compile_to_object(g, prefix, "orch_softmax_rows");
+  ASSERT_TRUE(std::filesystem::exists(prefix + ".o"));
+  EXPECT_GT(std::filesystem::file_size(prefix + ".o"), 1000u);
+  std::ifstream header(prefix + ".h");
+  std::stringstream text;
+  text << header.rdbuf();
+  EXPECT_NE(text.str().find("int orch_softmax_rows(struct halide_buffer_t *"), std::string::npos)
+      << text.str();
+  std::filesystem::remove_all(dir);
+}
+
+TEST(HalideBackend, EntryRejectsAndCompiles) {
+  const Backend& b = halide_backend();
+  EXPECT_EQ(b.name, "halide");
+  Graph g = parse_graph(kChain);
+  EXPECT_EQ(b.reject(g), "");
+  std::unique_ptr<Kernel> k = b.compile(g);
+  std::vector<Tensor> in = interp::random_inputs(g, 5);
+  std::vector<Tensor> out{Tensor(DType::f32, {5, 37})};
+  k->run(in, out);
+  EXPECT_EQ(compare(interp::interpret(g, in)[0], out[0]), "");
+}
+
+}  // namespace
+}  // namespace orch::codegen

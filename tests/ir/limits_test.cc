@@ -1,0 +1,150 @@
+// Hostile inputs to the text parser, the .npy reader and Tensor: absurd or overflowing sizes
+// fail with an Error naming the value before anything is allocated.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "ir/error.h"
+#include "ir/npy.h"
+#include "ir/tensor.h"
+#include "ir/text_format.h"
+
+namespace orch {
+namespace {
+
+std::string parse_error(const std::string& text) {
+  try {
+    parse_graph(text);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "parse succeeded";
+  return "";
+}
+
+std::string npy_error(const std::string& header_dict, const std::string& data = "") {
+  std::string bytes = std::string("\x93NUMPY\x01\x00", 8) +
+                      static_cast<char>(header_dict.size() & 0xff) +
+                      static_cast<char>(header_dict.size() >> 8) + header_dict + data;
+  try {
+    parse_npy(bytes, "x.npy");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "parse succeeded";
+  return "";
+}
+
+TEST(TextLimits, AbsurdConstantShapeFailsBeforeAllocating) {
+  std::string message =
+      parse_error("graph g() {\n  const %w = f32[1000000,1000000]{1, 2, 3}\n  return %w\n}\n");
+  EXPECT_NE(message.find("constant '%w': line 2: f32[1000000,1000000] needs 1000000000000 values "
+                         "but the text has only"),
+            std::string::npos)
+      << message;
+}
+
+TEST(TextLimits, ConstantWhoseBytesWouldWrapFails) {
+  // 2^61 f64 elements pass the element limit (2^62) but their bytes wrap size_t.
+  std::string message =
+      parse_error("graph g() {\n  const %w = f64[2305843009213693952]{1}\n  return %w\n}\n");
+  EXPECT_NE(message.find("constant '%w'"), std::string::npos) << message;
+}
+
+TEST(TextLimits, NegativeDimFails) {
+  std::string message = parse_error("graph g(%x: f32[-1,3]) {\n  return %x\n}\n");
+  EXPECT_NE(message.find("line 1: negative dimension -1 in shape [-1,3]"), std::string::npos)
+      << message;
+}
+
+TEST(TextLimits, OverflowingDimsFail) {
+  std::string message =
+      parse_error("graph g(%x: f32[4294967296,4294967296,4]) {\n  return %x\n}\n");
+  EXPECT_NE(message.find("line 1: shape [4294967296,4294967296,4] has too many elements"),
+            std::string::npos)
+      << message;
+}
+
+TEST(TextLimits, DimPastInt64Fails) {
+  std::string message = parse_error("graph g(%x: f32[99999999999999999999]) {\n  return %x\n}\n");
+  EXPECT_NE(message.find("bad integer '99999999999999999999'"), std::string::npos) << message;
+}
+
+TEST(TextLimits, HugeAttributeListNamesTheNode) {
+  std::string perm = "0";
+  for (int i = 1; i < 100000; ++i) perm += "," + std::to_string(i);
+  std::string message =
+      parse_error("graph g(%x: f32[2,3]) {\n  %y: f32[3,2] = Transpose(%x) {perm = [" + perm +
+                  "]} @t\n  return %y\n}\n");
+  EXPECT_NE(message.find("line 2: Transpose 't'"), std::string::npos) << message;
+}
+
+TEST(TextLimits, BadU64LiteralIsAnError) {
+  // Was std::invalid_argument from std::stoull, not an orch::Error.
+  std::string message = parse_error("graph g() {\n  const %c = u64[1]{x}\n  return %c\n}\n");
+  EXPECT_NE(message.find("constant '%c': line 2: bad integer 'x'"), std::string::npos) << message;
+}
+
+TEST(TextLimits, TileOverflowNamesTheNode) {
+  // From fuzz_onnx_import (tests/data/fuzz_regressions/onnx_import/tile_repeats_overflow.onnx):
+  // the output dim overflowed int64 (undefined behaviour) in Tile's shape rule.
+  std::string message = parse_error(
+      "graph g(%x: f32[2]) {\n  const %r = i64[1]{7012104619815862274}\n"
+      "  %y: f32[2] = Tile(%x, %r) @t\n  return %y\n}\n");
+  EXPECT_NE(message.find("line 3: Tile 't': repeats[0] = 7012104619815862274 makes dim 2 overflow"),
+            std::string::npos)
+      << message;
+}
+
+TEST(TensorLimits, BytesThatWrapSizeTFail) {
+  try {
+    Tensor t(DType::f64, {int64_t{1} << 61});
+    FAIL() << "allocated " << t.nbytes() << " bytes";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "a f64 tensor of shape [2305843009213693952] is too large");
+  }
+}
+
+TEST(NpyLimits, AbsurdShapeFailsBeforeAllocating) {
+  std::string message =
+      npy_error("{'descr': '<f4', 'fortran_order': False, 'shape': (1000000, 1000000), }",
+                std::string(8, '\0'));
+  EXPECT_EQ(message, "'x.npy' is truncated: 8 data bytes, need 4000000000000");
+}
+
+TEST(NpyLimits, OverflowingDimsFail) {
+  std::string message =
+      npy_error("{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296, 4), }");
+  EXPECT_EQ(message, "'x.npy': shape [4294967296,4294967296,4] has too many elements");
+}
+
+TEST(NpyLimits, DimPastInt64Fails) {
+  // Was std::out_of_range from std::stoll.
+  std::string message =
+      npy_error("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,), }");
+  EXPECT_EQ(message, "'x.npy': dim '99999999999999999999' is too large");
+}
+
+TEST(NpyLimits, EmptyDescrIsUnsupported) {
+  // Was std::out_of_range from descr.substr(1).
+  std::string message = npy_error("{'descr': '', 'fortran_order': False, 'shape': (1,), }");
+  EXPECT_EQ(message, "'x.npy': unsupported .npy dtype ''");
+}
+
+TEST(NpyLimits, HeaderLongerThanNumpyAllowsFails) {
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }";
+  header.append(20000, ' ');
+  std::string bytes = std::string("\x93NUMPY\x02\x00", 8) +
+                      static_cast<char>(header.size() & 0xff) +
+                      static_cast<char>(header.size() >> 8) + std::string(2, '\0') + header;
+  try {
+    parse_npy(bytes, "x.npy");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.what(),
+              "'x.npy': .npy header of " + std::to_string(header.size()) + " bytes is too long");
+  }
+}
+
+}  // namespace
+}  // namespace orch
