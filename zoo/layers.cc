@@ -53,20 +53,8 @@ Graph Net::finish() {
     if (v.is_constant()) ids[i] = renamed.add_constant(names[i], v.constant);
   }
   for (ValueId in : graph_.inputs()) ids[in] = renamed.add_input(names[in], graph_.value(in).type);
-  for (const Node& node : graph_.nodes()) {
-    std::vector<ValueId> inputs;
-    for (ValueId in : node.inputs) inputs.push_back(in == kNoValue ? kNoValue : ids[in]);
-    std::vector<std::string> out_names;
-    std::vector<TensorType> out_types;
-    for (ValueId out : node.outputs) {
-      out_names.push_back(names[out]);
-      out_types.push_back(graph_.value(out).type);
-    }
-    NodeId n = renamed.add_node(node.op, std::move(inputs), node.attrs, std::move(out_names),
-                                std::move(out_types), node.name);
-    for (size_t i = 0; i < node.outputs.size(); ++i)
-      ids[node.outputs[i]] = renamed.node(n).outputs[i];
-  }
+  for (const Node& node : graph_.nodes())
+    copy_node(renamed, graph_, node, ids, [&](ValueId out) { return names[out]; });
   std::vector<ValueId> outputs;
   for (ValueId out : graph_.outputs()) outputs.push_back(ids[out]);
   renamed.set_outputs(std::move(outputs));

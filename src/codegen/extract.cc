@@ -23,23 +23,11 @@ Graph extract_kernel(const Graph& graph, std::span<const NodeId> members,
   };
   for (NodeId n : nodes) {
     const Node& node = graph.node(n);
-    std::vector<ValueId> inputs;
-    for (ValueId in : node.inputs) {
-      if (in != kNoValue && (graph.value(in).producer == kNoNode ||
-                             !inside[graph.value(in).producer]))
+    for (ValueId in : node.inputs)
+      if (in != kNoValue &&
+          (graph.value(in).producer == kNoNode || !inside[graph.value(in).producer]))
         bring_in(in);
-      inputs.push_back(in == kNoValue ? kNoValue : remap[in]);
-    }
-    std::vector<std::string> names;
-    std::vector<TensorType> types;
-    for (ValueId out : node.outputs) {
-      names.push_back(graph.value(out).name);
-      types.push_back(graph.value(out).type);
-    }
-    NodeId copy = kernel.add_node(node.op, std::move(inputs), node.attrs, std::move(names),
-                                  std::move(types), node.name);
-    for (size_t i = 0; i < node.outputs.size(); ++i)
-      remap[node.outputs[i]] = kernel.node(copy).outputs[i];
+    copy_node(kernel, graph, node, remap);
   }
   std::vector<ValueId> kernel_outputs;
   for (ValueId out : outputs) {

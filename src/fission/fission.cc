@@ -59,19 +59,11 @@ Graph copy_with_names(const Graph& g, const std::unordered_map<ValueId, std::str
   for (ValueId v : g.inputs()) map[v] = out.add_input(g.value(v).name, g.value(v).type);
   for (ValueId v = 0; v < static_cast<ValueId>(g.num_values()); ++v)
     if (g.value(v).is_constant()) map[v] = out.add_constant(g.value(v).name, g.value(v).constant);
-  for (const Node& n : g.nodes()) {
-    std::vector<ValueId> inputs;
-    for (ValueId v : n.inputs) inputs.push_back(v == kNoValue ? kNoValue : map[v]);
-    std::vector<std::string> out_names;
-    std::vector<TensorType> types;
-    for (ValueId v : n.outputs) {
-      auto it = names.find(v);
-      out_names.push_back(it != names.end() ? it->second : g.value(v).name);
-      types.push_back(g.value(v).type);
-    }
-    NodeId id = out.add_node(n.op, inputs, n.attrs, out_names, types, n.name);
-    for (size_t i = 0; i < n.outputs.size(); ++i) map[n.outputs[i]] = out.node(id).outputs[i];
-  }
+  auto name_of = [&](ValueId v) {
+    auto it = names.find(v);
+    return it != names.end() ? it->second : g.value(v).name;
+  };
+  for (const Node& n : g.nodes()) copy_node(out, g, n, map, name_of);
   std::vector<ValueId> outputs;
   for (ValueId v : g.outputs()) outputs.push_back(map[v]);
   out.set_outputs(outputs);

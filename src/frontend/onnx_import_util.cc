@@ -263,20 +263,7 @@ Graph without_unused_constants(const Graph& graph) {
   for (ValueId v = 0; v < static_cast<ValueId>(graph.num_values()); ++v)
     if (graph.value(v).is_constant() && used[v])
       remap[v] = result.add_constant(graph.value(v).name, graph.value(v).constant);
-  for (const Node& node : graph.nodes()) {
-    std::vector<ValueId> inputs;
-    for (ValueId in : node.inputs) inputs.push_back(in == kNoValue ? kNoValue : remap[in]);
-    std::vector<std::string> names;
-    std::vector<TensorType> types;
-    for (ValueId out : node.outputs) {
-      names.push_back(graph.value(out).name);
-      types.push_back(graph.value(out).type);
-    }
-    NodeId copy = result.add_node(node.op, std::move(inputs), node.attrs, std::move(names),
-                                  std::move(types), node.name);
-    for (size_t i = 0; i < node.outputs.size(); ++i)
-      remap[node.outputs[i]] = result.node(copy).outputs[i];
-  }
+  for (const Node& node : graph.nodes()) copy_node(result, graph, node, remap);
   std::vector<ValueId> outputs;
   for (ValueId out : graph.outputs()) outputs.push_back(remap[out]);
   result.set_outputs(std::move(outputs));

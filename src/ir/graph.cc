@@ -85,6 +85,23 @@ std::string Graph::describe(NodeId id) const {
   return n.name.empty() ? fmt::format("{} #{}", n.op, id) : fmt::format("{} '{}'", n.op, n.name);
 }
 
+NodeId copy_node(Graph& dst, const Graph& src, const Node& node, std::vector<ValueId>& remap,
+                 const std::function<std::string(ValueId)>& output_name) {
+  std::vector<ValueId> inputs;
+  for (ValueId in : node.inputs) inputs.push_back(in == kNoValue ? kNoValue : remap.at(in));
+  std::vector<std::string> names;
+  std::vector<TensorType> types;
+  for (ValueId out : node.outputs) {
+    names.push_back(output_name ? output_name(out) : src.value(out).name);
+    types.push_back(src.value(out).type);
+  }
+  NodeId copy = dst.add_node(node.op, std::move(inputs), node.attrs, std::move(names),
+                             std::move(types), node.name);
+  for (size_t i = 0; i < node.outputs.size(); ++i)
+    remap.at(node.outputs[i]) = dst.node(copy).outputs[i];
+  return copy;
+}
+
 Graph remove_dead_code(const Graph& graph) {
   std::vector<bool> live_value(graph.num_values(), false);
   std::vector<bool> live_node(graph.num_nodes(), false);
@@ -106,22 +123,8 @@ Graph remove_dead_code(const Graph& graph) {
   for (ValueId v = 0; v < static_cast<ValueId>(graph.num_values()); ++v)
     if (graph.value(v).is_constant() && live_value[v])
       remap[v] = result.add_constant(graph.value(v).name, graph.value(v).constant);
-  for (NodeId n = 0; n < static_cast<NodeId>(graph.num_nodes()); ++n) {
-    if (!live_node[n]) continue;
-    const Node& node = graph.node(n);
-    std::vector<ValueId> inputs;
-    for (ValueId in : node.inputs) inputs.push_back(in == kNoValue ? kNoValue : remap[in]);
-    std::vector<std::string> names;
-    std::vector<TensorType> types;
-    for (ValueId out : node.outputs) {
-      names.push_back(graph.value(out).name);
-      types.push_back(graph.value(out).type);
-    }
-    NodeId copy = result.add_node(node.op, std::move(inputs), node.attrs, std::move(names),
-                                  std::move(types), node.name);
-    for (size_t i = 0; i < node.outputs.size(); ++i)
-      remap[node.outputs[i]] = result.node(copy).outputs[i];
-  }
+  for (NodeId n = 0; n < static_cast<NodeId>(graph.num_nodes()); ++n)
+    if (live_node[n]) copy_node(result, graph, graph.node(n), remap);
   std::vector<ValueId> outputs;
   for (ValueId out : graph.outputs()) outputs.push_back(remap[out]);
   result.set_outputs(std::move(outputs));

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -94,6 +95,12 @@ class Graph {
   std::unordered_map<std::string, ValueId> by_name_;
   int64_t next_fresh_ = 0;
 };
+
+/// Appends a copy of `node` (a node of `src`) to `dst`: its inputs are read through `remap`
+/// (src value id -> dst value id) and its outputs are recorded there. Outputs keep their names
+/// unless `output_name` gives another.
+NodeId copy_node(Graph& dst, const Graph& src, const Node& node, std::vector<ValueId>& remap,
+                 const std::function<std::string(ValueId)>& output_name = {});
 
 /// A copy without the nodes and constants that no graph output depends on.
 Graph remove_dead_code(const Graph& graph);

@@ -31,6 +31,21 @@ namespace {
 
 // CbcMain0/CbcMain1 keep global state: one solve at a time.
 std::mutex cbc_mutex;
+// When the CBC run in progress must stop (guarded by cbc_mutex).
+std::chrono::steady_clock::time_point cbc_deadline;
+
+// CbcMain1's hook. Just before branch and bound, give it the time left. The time limit is not
+// given to CbcMain1 itself: when it expires inside CglPreProcess, CBC 2.10 crashes in
+// CglPreProcess::postProcess (or calls the problem infeasible), so preprocessing runs unlimited.
+int before_branch_and_bound(CbcModel* model, int where_from) {
+  if (where_from == 3) {
+    double left =
+        std::chrono::duration<double>(cbc_deadline - std::chrono::steady_clock::now()).count();
+    model->setUseElapsedTime(true);
+    model->setMaximumSeconds(model->getCurrentSeconds() + std::max(left, 0.0));
+  }
+  return 0;
+}
 
 struct Model {
   std::vector<double> col_lower, col_upper, objective, row_lower, row_upper;
@@ -140,7 +155,7 @@ std::vector<double> start_values(const Columns& columns, const Model& model,
 }
 
 BlpResult run_cbc(const Columns& columns, const Model& model, const std::vector<int>& warm,
-                  double time_limit_s, bool preprocess) {
+                  double time_limit_s) {
   const int num_columns = static_cast<int>(model.objective.size());
   const int num_rows = static_cast<int>(model.row_lower.size());
   CoinPackedMatrix matrix(false, num_columns, num_rows, model.row_start.back(), model.value.data(),
@@ -162,14 +177,13 @@ BlpResult run_cbc(const Columns& columns, const Model& model, const std::vector<
     std::vector<double> start = start_values(columns, model, warm);
     cbc.setBestSolution(start.data(), num_columns, total_cost(columns, warm), true);
   }
-  std::string seconds = fmt::format("{:.3f}", std::max(time_limit_s, 0.001));
   // Elapsed time: the limit is the caller's wall-clock budget, not this thread's CPU time.
-  std::vector<const char*> argv = {"orch",      "-log",    "0",    "-slog",        "0",
-                                   "-timeMode", "elapsed", "-sec", seconds.c_str()};
-  if (!preprocess) argv.insert(argv.end(), {"-preprocess", "off"});
-  argv.insert(argv.end(), {"-solve", "-quit"});
-  CbcMain1(
-      static_cast<int>(argv.size()), argv.data(), cbc, [](CbcModel*, int) { return 0; }, data);
+  const char* argv[] = {"orch",      "-log",    "0",      "-slog", "0",
+                        "-timeMode", "elapsed", "-solve", "-quit"};
+  cbc_deadline = std::chrono::steady_clock::now() +
+                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                     std::chrono::duration<double>(time_limit_s));
+  CbcMain1(9, argv, cbc, before_branch_and_bound, data);
   check(cbc.status() != 2, "orchestrate: CBC abandoned the solve (numerical difficulties)");
   BlpResult result;
   result.infeasible = cbc.isProvenInfeasible();
@@ -193,16 +207,7 @@ BlpResult solve_blp(const Columns& columns, const std::vector<CycleCut>& cuts,
   size.columns = static_cast<int>(model.objective.size());
   size.rows = static_cast<int>(model.row_lower.size());
   std::lock_guard<std::mutex> lock(cbc_mutex);
-  auto start = std::chrono::steady_clock::now();
-  BlpResult result = run_cbc(columns, model, warm, time_limit_s, true);
-  if (result.infeasible) {
-    // CBC 2.10's preprocessing calls a problem infeasible when the time limit cuts its probing
-    // short. The BLP is feasible (the greedy plan satisfies it): solve again without it.
-    double left = time_limit_s -
-                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    result = left > 0 ? run_cbc(columns, model, warm, left, false) : BlpResult{};
-  }
-  return result;
+  return run_cbc(columns, model, warm, time_limit_s);
 }
 
 }  // namespace orch::orchestrate_detail

@@ -11,8 +11,8 @@
 // of a chosen kernel is written by a chosen kernel. A primitive may be computed by several
 // chosen kernels (recomputation). Additions to the paper's formulation:
 //   - coverage rows: every ancestor of a graph output is computed by some chosen kernel.
-//     Redundant for integer solutions, but they lift the LP bound from ~25% of the optimum to
-//     within ~2% on Korch-sized problems (without them CBC does not finish in minutes);
+//     Redundant for integer solutions, but they lift the root LP bound from 17-72% of the
+//     optimum to 98-100% on Korch-sized problems (without them CBC needs minutes);
 //   - a binary y_j per buffer ("primitive j is written by some chosen kernel"), so each
 //     dependency is the two-term row u_k <= y_j instead of a row over all writers of j;
 //   - dominated candidates are pruned, and CBC starts from the cheaper of a greedy plan and
@@ -48,7 +48,8 @@ struct OrchestrationProblem {
   std::vector<Candidate> candidates;
 };
 
-/// Solver settings.
+/// Solver settings. CBC's preprocessing is not interrupted by the time limit (CBC 2.10 crashes
+/// when it is), so a solve can overrun the limit by the preprocessing time (~0.1 s here).
 struct OrchestrateOptions {
   double time_limit_s = 60;      // wall-clock budget of orchestrate(), CBC rounds included
   bool prune_dominated = true;   // drop candidates another one beats on cost, inputs and outputs

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 #include <string>
 
 #include "ir/error.h"
@@ -35,8 +36,9 @@ struct Tally {
 };
 
 // Solves one problem with the given options and compares with the brute-force optimum.
-void compare(const OrchestrationProblem& problem, const OrchestrateOptions& options,
-             const std::optional<double>& expected, const std::string& name, Tally* tally) {
+std::optional<Plan> compare(const OrchestrationProblem& problem, const OrchestrateOptions& options,
+                            const std::optional<double>& expected, const std::string& name,
+                            Tally* tally) {
   if (!expected) {
     try {
       orchestrate(problem, options);
@@ -45,13 +47,13 @@ void compare(const OrchestrationProblem& problem, const OrchestrateOptions& opti
       EXPECT_NE(std::string(e.what()).find("infeasible"), std::string::npos) << e.what();
     }
     if (tally) ++tally->infeasible;
-    return;
+    return std::nullopt;
   }
   Plan plan = orchestrate(problem, options);
   EXPECT_EQ(plan.status, SolveStatus::Optimal) << name;
   EXPECT_NEAR(plan.objective_us, *expected, 1e-6 * std::max(1.0, *expected)) << name;
   EXPECT_EQ(check_plan(problem, plan), "") << name << "\n" << format_plan(problem, plan);
-  if (!tally) return;
+  if (!tally) return plan;
   ++tally->feasible;
   tally->with_cycle_cuts += plan.stats.cycle_cuts > 0;
   std::vector<int> computed(problem.num_primitives, 0);
@@ -59,6 +61,7 @@ void compare(const OrchestrationProblem& problem, const OrchestrateOptions& opti
     for (int p : problem.candidates[k.candidate].primitives) ++computed[p];
   }
   tally->recomputing += *std::max_element(computed.begin(), computed.end()) > 1;
+  return plan;
 }
 
 TEST(BruteForce, BlpOptimumEqualsBruteForceOnRandomProblems) {
@@ -68,17 +71,17 @@ TEST(BruteForce, BlpOptimumEqualsBruteForceOnRandomProblems) {
     ASSERT_LE(problem.candidates.size(), 16u);
     std::optional<double> expected = testing::brute_force_optimum(problem);
     std::string name = "seed " + std::to_string(seed);
-    compare(problem, {}, expected, name, &tally);
+    std::optional<Plan> plan = compare(problem, {}, expected, name, &tally);
     OrchestrateOptions paper;  // the paper's rows, no coverage rows, no pruning, no warm start
     paper.prune_dominated = false;
     paper.warm_start = false;
     paper.buffer_variables = false;
     paper.coverage_rows = false;
     compare(problem, paper, expected, name + " (paper formulation)", nullptr);
-    if (!expected) continue;
+    if (!plan) continue;
     // Every primitive here is a graph output's ancestor: the chain search is exact.
     std::optional<double> chain = testing::brute_force_optimum(problem, true);
-    double no_recompute = orchestrate(problem).stats.no_recompute_us;
+    double no_recompute = plan->stats.no_recompute_us;
     if (chain) {
       EXPECT_NEAR(no_recompute, *chain, 1e-6 * std::max(1.0, *chain)) << name;
     } else {
