@@ -11,6 +11,8 @@
 #endif
 #include <onnx/onnx_pb.h>
 
+#include "frontend/onnx_import.h"
+
 #include <unistd.h>
 
 #include <filesystem>
@@ -102,6 +104,11 @@ inline onnx::TensorProto& add_float_initializer(onnx::ModelProto& model, const s
   for (int64_t d : dims) t.add_dims(d);
   for (float v : values) t.add_float_data(v);
   return t;
+}
+
+/// Imports an in-memory model (no external data).
+inline orch::Graph import(const onnx::ModelProto& model, const ImportOptions& options = {}) {
+  return import_onnx_bytes(model.SerializeAsString(), "", options);
 }
 
 /// A fresh, empty folder under the system temp dir, named after the test and process.

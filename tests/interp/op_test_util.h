@@ -10,6 +10,14 @@
 
 namespace orch::op_test {
 
+/// Tensor literals for tests.
+inline Tensor f32(Shape shape, std::vector<double> values) {
+  return Tensor::from_doubles(DType::f32, std::move(shape), values);
+}
+inline Tensor ints(DType dtype, Shape shape, std::vector<int64_t> values) {
+  return Tensor::from_ints(dtype, std::move(shape), values);
+}
+
 /// Builds a one-node graph over constant inputs (an undefined Tensor is an absent optional
 /// input), interprets it and returns every output.
 inline std::vector<Tensor> run_all(const std::string& op, std::vector<Tensor> inputs,

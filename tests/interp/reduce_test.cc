@@ -14,15 +14,11 @@ namespace orch {
 namespace {
 
 using op_test::error_of;
+using op_test::f32;
+using op_test::ints;
 using op_test::run;
 using op_test::run_all;
 
-Tensor f32(Shape shape, std::vector<double> values) {
-  return Tensor::from_doubles(DType::f32, std::move(shape), values);
-}
-Tensor ints(DType dtype, Shape shape, std::vector<int64_t> values) {
-  return Tensor::from_ints(dtype, std::move(shape), values);
-}
 Tensor axes(std::vector<int64_t> values) {
   Shape shape = {static_cast<int64_t>(values.size())};
   return ints(DType::i64, shape, values);
