@@ -1,0 +1,67 @@
+// The runtime's C++ API: load a module directory written by `orch optimize` and run it.
+//
+//   orch::Module module = orch::Module::load("out/");
+//   std::vector<orch::Tensor> outputs = module.run(inputs);  // one input per module input
+//
+// A Module is immutable once loaded (kernels, weights, plan) and may be shared by threads; each
+// concurrent run needs its own Context (its own arena), so threads run one module at once.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "ir/tensor.h"
+
+namespace orch {
+
+/// A named module input or output.
+struct TensorSpec {
+  std::string name;
+  TensorType type;
+};
+
+class Module;
+
+/// The per-run state of a module: the intermediate-tensor arena and per-kernel scratch.
+class Context {
+ public:
+  Context(Context&&) noexcept;
+  Context& operator=(Context&&) noexcept;
+  ~Context();
+
+ private:
+  friend class Module;
+  struct Impl;
+  explicit Context(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+class Module {
+ public:
+  /// Loads the module in `dir` (manifest, weights, kernel library). Throws orch::Error naming
+  /// the file and the problem when the directory is missing, incomplete or corrupted.
+  static Module load(const std::string& dir);
+
+  const std::vector<TensorSpec>& inputs() const;
+  const std::vector<TensorSpec>& outputs() const;
+
+  /// A fresh context for running this module (one per concurrently running thread).
+  Context new_context() const;
+
+  /// Runs the module on `inputs` (one per module input, in order) and returns its outputs.
+  /// Throws orch::Error naming the input on a wrong count, dtype or shape.
+  std::vector<Tensor> run(Context& context, std::span<const Tensor> inputs) const;
+  /// The same with a context made for this call.
+  std::vector<Tensor> run(std::span<const Tensor> inputs) const;
+
+  struct Impl;
+
+ private:
+  explicit Module(std::shared_ptr<const Impl> impl);
+  std::shared_ptr<const Impl> impl_;
+};
+
+}  // namespace orch
