@@ -50,6 +50,12 @@ void classify(const SubDag& sub, const std::array<VertexSet, kNumCategories>& by
   // A kernel whose values nobody reads is never worth running.
   std::string reason = shape.num_outputs == 0 ? "writes nothing read" : "";
   if (reason.empty() && options.feasible) reason = options.feasible(shape);
+  if (reason.empty() && options.generable) {
+    std::vector<int> members_global, outputs_global;
+    candidate.members.for_each([&](int v) { members_global.push_back(sub.begin + v); });
+    candidate.outputs.for_each([&](int v) { outputs_global.push_back(sub.begin + v); });
+    reason = options.generable(members_global, outputs_global);
+  }
   if (reason.empty()) {
     out.kept.push_back(candidate);
   } else {

@@ -45,9 +45,16 @@ struct KernelCandidate {
   VertexSet outputs;  // members with a consumer outside the candidate or that are graph outputs
 };
 
+/// A backend's verdict on a whole candidate, asked after `Feasibility` accepts its shape:
+/// members and outputs in global vertex numbers (sorted); "" to keep it, otherwise why no
+/// backend can generate it.
+using KernelCheck =
+    std::function<std::string(const std::vector<int>& members, const std::vector<int>& outputs)>;
+
 struct EnumerationOptions {
   int64_t max_states = 2000;  // per subgraph
   Feasibility feasible;       // empty: keep every candidate
+  KernelCheck generable;      // empty: no backend is asked
 };
 
 /// The candidates of one subgraph and the counts behind them.

@@ -53,6 +53,23 @@ TEST(Candidates, MultiOutputKernelsWriteEveryValueReadOutside) {
   EXPECT_EQ(outputs.at(0b1111), 0b1000u);  // the graph output
 }
 
+// The backend check sees global vertex numbers (subgraph [2, 5) of a chain of five) and its
+// reasons are counted like the shape rules' ones.
+TEST(Candidates, GenerableCheckSeesGlobalVerticesAndCountsReasons) {
+  Dag dag = make_dag(5, {{0, 1}, {1, 2}, {2, 3}, {3, 4}});
+  std::set<std::vector<int>> asked;
+  EnumerationOptions options{.max_states = 100};
+  options.generable = [&](const std::vector<int>& members, const std::vector<int>& outputs) {
+    asked.insert(members);
+    EXPECT_EQ(outputs, std::vector<int>{members.back()});
+    return members.size() == 3 ? std::string("all three") : std::string();
+  };
+  SubgraphCandidates result = enumerate_candidates(sub_dag(dag, 2, 5), options);
+  EXPECT_EQ(asked, (std::set<std::vector<int>>{{2}, {3}, {4}, {2, 3}, {3, 4}, {2, 3, 4}}));
+  EXPECT_EQ(result.kept.size(), 5u);
+  EXPECT_EQ(result.rejected, (std::map<std::string, int64_t>{{"all three", 1}}));
+}
+
 TEST(Candidates, OpaqueVertexOnlyAlone) {
   Dag dag = make_dag(3, {{0, 1}, {1, 2}},
                      {Category::Elementwise, Category::Opaque, Category::Elementwise});

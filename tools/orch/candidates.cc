@@ -9,6 +9,7 @@
 
 #include "candidates/candidates.h"
 #include "commands.h"
+#include "driver/backend_check.h"
 #include "driver/model_io.h"
 #include "driver/pipeline.h"
 #include "ir/error.h"
@@ -25,6 +26,7 @@ struct CandidatesArgs {
   FeasibilityRules rules;
   bool no_auto_cut = false;
   bool no_fission = false;
+  bool no_backend_check = false;
 };
 
 std::string rejected_text(const SubgraphCandidates& sub) {
@@ -55,6 +57,7 @@ void run_candidates(const CandidatesArgs& args) {
   }
   options.enumeration.max_states = args.max_states;
   options.enumeration.feasible = feasibility_of(args.rules);
+  if (!args.no_backend_check) options.enumeration.generable = driver::backend_check(graph);
 
   auto start = std::chrono::steady_clock::now();
   KernelIdentification kernels = identify_kernels(dag, options);
@@ -71,9 +74,10 @@ void run_candidates(const CandidatesArgs& args) {
   fmt::print("primitives: {} ({})\n", dag.size, categories);
   fmt::print(
       "limits: {} states and {} vertices per subgraph; kernels: at most {} Linear, {} "
-      "primitives, Opaque alone{}\n",
+      "primitives, Opaque alone{}{}\n",
       args.max_states, std::min(args.max_vertices, VertexSet::kCapacity), args.rules.max_linear,
-      args.rules.max_primitives, args.rules.operator_alone ? ", operators alone" : "");
+      args.rules.max_primitives, args.rules.operator_alone ? ", operators alone" : "",
+      args.no_backend_check ? "" : ", generable by a backend");
   if (args.rules.operator_alone && by_category[static_cast<int>(Category::Operator)] > 0)
     fmt::print(
         "note: operators not split into primitives are kernels of their own "
@@ -134,6 +138,8 @@ void add_candidates_command(CLI::App& app) {
       "Fuse operators fission left whole as if they were primitives");
   cmd->add_flag("--no-fission", args->no_fission,
                 "Enumerate over ONNX operators instead of the primitive graph");
+  cmd->add_flag("--no-backend-check", args->no_backend_check,
+                "Keep candidates no backend can generate (shape rules only)");
   cmd->add_flag("--no-auto-cut", args->no_auto_cut,
                 "Cut only at --cut and around Opaque primitives");
   cmd->callback([args] { run_candidates(*args); });
