@@ -50,6 +50,12 @@ constexpr ModelInfo kModels[] = {
      .default_size = 128,
      .size_multiple = 1,
      .build = build_bert_base_layer},
+    {.name = "transformer-tiny",
+     .description = "A small pre-norm encoder layer (hidden 64, 4 heads, GELU MLP 256), the demo",
+     .size_kind = "sequence",
+     .default_size = 32,
+     .size_multiple = 1,
+     .build = build_transformer_tiny},
 };
 
 }  // namespace

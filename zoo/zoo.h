@@ -49,5 +49,6 @@ Graph build_yolox_nano(const ModelOptions& options);
 Graph build_yolov4(const ModelOptions& options);
 Graph build_vit_b16_layer(const ModelOptions& options);
 Graph build_bert_base_layer(const ModelOptions& options);
+Graph build_transformer_tiny(const ModelOptions& options);
 
 }  // namespace orch::zoo

@@ -49,6 +49,9 @@ const std::vector<ZooCase>& cases() {
       // embeddings, over 12 layers.
       {"vit-b16-layer", 8, {{1, 8, 768}}, 7.087872e6, 0.001},
       {"bert-base-layer", 8, {{1, 8, 768}}, 7.087872e6, 0.001},
+      // 4 * 64 * 64 + 4 * 64 + 64 * 256 + 256 + 256 * 64 + 64 + 2 * 128 = 49,984 (the count
+      // also sees the scalar constants: attention scale, GELU).
+      {"transformer-tiny", 8, {{1, 8, 64}}, 49984, 0.001},
   };
   return kCases;
 }
