@@ -90,6 +90,7 @@ Graph fission(const Graph& graph, const FissionOptions& options, FissionReport* 
   FissionReport local;
   // Target values computing an operator output get that output's name in the final copy.
   std::unordered_map<ValueId, std::string> names;
+  std::vector<NodeId> origin;  // per target node
   for (NodeId n = 0; n < static_cast<NodeId>(graph.num_nodes()); ++n) {
     const Node& node = graph.node(n);
     std::vector<ValueId> inputs;
@@ -133,6 +134,7 @@ Graph fission(const Graph& graph, const FissionOptions& options, FissionReport* 
       map[node.outputs[i]] = r;
       if (target.value(r).producer != kNoNode) names.emplace(r, graph.value(node.outputs[i]).name);
     }
+    origin.resize(target.num_nodes(), n);
   }
 
   // A graph output whose value now has another name gets an identity primitive of its name.
@@ -144,16 +146,27 @@ Graph fission(const Graph& graph, const FissionOptions& options, FissionReport* 
     const std::string& name = graph.value(v).name;
     bool named = it != names.end() ? it->second == name : target.value(r).name == name;
     if (!named) {
+      // An operator's output (or a graph input or constant, read by no operator) renamed.
+      const NodeId producer = target.value(r).producer;
       Builder b(target);
       r = b.op("prim.Elementwise", {r}, {{"fn", std::string("identity")}},
                target.fresh_name("fission.out"));
       names.emplace(r, name);
+      origin.push_back(producer != kNoNode ? origin[producer] : kNoNode);
     }
     outputs.push_back(r);
   }
   target.set_outputs(outputs);
+  Graph named = copy_with_names(target, names);
+  Graph result = remove_dead_code(named);
+  // Value names are unique and survive both copies: a node's first output finds its origin.
+  std::unordered_map<std::string, NodeId> by_name;
+  for (NodeId n = 0; n < static_cast<NodeId>(named.num_nodes()); ++n)
+    by_name.emplace(named.value(named.node(n).outputs.front()).name, origin[n]);
+  for (const Node& n : result.nodes())
+    local.origin.push_back(by_name.at(result.value(n.outputs.front()).name));
   if (report != nullptr) *report = std::move(local);
-  return remove_dead_code(copy_with_names(target, names));
+  return result;
 }
 
 }  // namespace orch::fission

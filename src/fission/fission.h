@@ -29,6 +29,11 @@ struct FissionReport {
   int rewritten = 0;
   /// "Op 'name': reason" for each node kept whole (Opaque ops included).
   std::vector<std::string> kept;
+  /// Per node of the primitive graph, the operator node it came from. An operator's
+  /// primitives are consecutive nodes, except the identities that give graph outputs their
+  /// names: they come last and count as their operator's (kNoNode when they return a graph
+  /// input or constant).
+  std::vector<NodeId> origin;
 };
 
 /// The primitive graph equivalent to `graph`. Graph inputs and outputs keep their names.

@@ -91,5 +91,20 @@ TEST(FissionStructure, MultipleConsumersShareOnePrimitiveGraph) {
   EXPECT_EQ(g.value(g.outputs()[1]).name, "e");
 }
 
+// Each primitive knows its operator: Softmax's seven primitives, then the Relu, then the
+// identity that names the graph output `y` (an Identity of the input: no operator computes it).
+TEST(FissionStructure, OriginNamesEachPrimitivesOperator) {
+  FissionReport report;
+  Graph g = fission(parse_graph(R"(graph g(%x: f32[2,5]) {
+  %s: f32[2,5] = Softmax(%x) {axis = 1}
+  %r: f32[2,5] = Relu(%s)
+  %y: f32[2,5] = Identity(%x)
+  return %r, %y
+})"),
+                    {}, &report);
+  ASSERT_EQ(report.origin.size(), g.num_nodes());
+  EXPECT_EQ(report.origin, (std::vector<NodeId>{0, 0, 0, 0, 0, 0, 0, 1, kNoNode}));
+}
+
 }  // namespace
 }  // namespace orch::fission
