@@ -123,10 +123,22 @@ BlpResult solve_blp(const Columns& columns, const std::vector<CycleCut>& cuts,
                     const std::vector<int>& warm, double time_limit_s,
                     const OrchestrateOptions& options, BlpSize& size);
 
-/// Orders the chosen columns into a plan: kernels in dependency order, unused outputs
-/// dropped, kernels left with nothing to write removed, buffer lifetimes. Sets kernels,
-/// buffers and objective_us.
-Plan extract_plan(const OrchestrationProblem& problem, const Columns& columns,
-                  const std::vector<int>& chosen);
+/// Orders the chosen candidates (indices into problem.candidates) into a plan: kernels in
+/// dependency order, unused outputs dropped, kernels left with nothing to write removed,
+/// buffer lifetimes. Sets kernels, buffers and objective_us.
+Plan extract_plan(const OrchestrationProblem& problem, std::vector<int> chosen_candidates);
+
+/// A part of a problem that can be solved alone, with its own primitive numbering.
+struct Part {
+  OrchestrationProblem problem;
+  std::vector<int> candidates;  // part candidate -> index into the whole problem's candidates
+};
+
+/// Splits a validated problem into independent parts, in primitive order, or returns it as one
+/// part. Parts are the connected components of "two primitives share a candidate"; they are
+/// independent when no primitive reads one of a later part: then every value a part reads from
+/// an earlier one must be written to memory whatever the plan (no kernel spans parts), so it
+/// becomes that part's graph output, and the optimum is the sum of the parts' optima.
+std::vector<Part> independent_parts(const OrchestrationProblem& problem);
 
 }  // namespace orch::orchestrate_detail

@@ -16,18 +16,34 @@ namespace orch {
 
 using namespace orchestrate_detail;
 
-// The no-recomputation search visits at most this many execution states.
-constexpr int kMaxChainStates = 200000;
+// The no-recomputation search visits at most this many execution states. Constant-only
+// primitives (weight reshapes) multiply the states (they fit anywhere before their reader):
+// the attention subgraph of transformer-tiny passes 200,000 states in ~30 s without an
+// answer, while the searches that finish need a few thousand; CBC needs no warm start.
+constexpr int kMaxChainStates = 20000;
 
-Plan orchestrate(const OrchestrationProblem& problem, const OrchestrateOptions& options) {
-  check(options.time_limit_s > 0, "orchestrate: the time limit must be positive, got {} s",
-        options.time_limit_s);
+namespace {
+
+// How one independent part was solved.
+struct PartResult {
+  std::vector<int> chosen;  // candidates of the part
+  OrchestrateStats stats;
+  double bound = 0;
+  bool optimal = false;
+  std::string note;  // why not optimal
+};
+
+// Solves one part within `time_limit_s`: greedy and no-recomputation starts, then CBC rounds
+// with cycle cuts until the solution runs.
+PartResult solve_part(const OrchestrationProblem& problem, const OrchestrateOptions& options,
+                      double time_limit_s) {
   auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
-  validate_problem(problem);
-  OrchestrateStats stats, unpruned_stats;
+  PartResult out;
+  OrchestrateStats& stats = out.stats;
+  OrchestrateStats unpruned_stats;
   Columns columns = build_columns(problem, options.prune_dominated, stats);
   // The search without recomputation needs the complete candidates that pruning may drop.
   Columns unpruned =
@@ -57,14 +73,11 @@ Plan orchestrate(const OrchestrationProblem& problem, const OrchestrateOptions& 
   }
 
   std::vector<CycleCut> cuts;
-  double bound = 0;  // costs are nonnegative
-  bool optimal = false;
-  std::string note;
   while (true) {
-    double left = options.time_limit_s - elapsed();
+    double left = time_limit_s - elapsed();
     if (left <= 0) {
-      note = stats.rounds == 0 ? "time limit reached before CBC started"
-                               : "time limit reached while cutting off cyclic solutions";
+      out.note = stats.rounds == 0 ? "time limit reached before CBC started"
+                                   : "time limit reached while cutting off cyclic solutions";
       break;
     }
     BlpSize size;
@@ -77,9 +90,9 @@ Plan orchestrate(const OrchestrationProblem& problem, const OrchestrateOptions& 
     check(!result.infeasible,
           "orchestrate: internal error: CBC found the BLP infeasible, but the greedy plan is "
           "feasible");
-    bound = std::max(bound, result.bound);
+    out.bound = std::max(out.bound, result.bound);
     if (!result.has_solution) {
-      note = "time limit reached before CBC found a plan; the plan is the better starting plan";
+      out.note = "time limit reached before CBC found a plan; the plan is the better starting plan";
       break;
     }
     Replay run = replay(columns, result.chosen);
@@ -89,8 +102,8 @@ Plan orchestrate(const OrchestrationProblem& problem, const OrchestrateOptions& 
         best = result.chosen;
         best_cost = cost;
       }
-      optimal = result.optimal;
-      if (!optimal) note = "time limit reached: the plan is the best one found";
+      out.optimal = result.optimal;
+      if (!out.optimal) out.note = "time limit reached: the plan is the best one found";
       break;
     }
     // The solution needs kernels that wait on each other: cut the cycles off and solve again.
@@ -98,12 +111,64 @@ Plan orchestrate(const OrchestrationProblem& problem, const OrchestrateOptions& 
     stats.cycle_cuts += static_cast<int>(more.size());
     cuts.insert(cuts.end(), more.begin(), more.end());
     if (!result.optimal) {
-      note = "time limit reached while cutting off cyclic solutions";
+      out.note = "time limit reached while cutting off cyclic solutions";
       break;
     }
   }
+  for (int k : best) out.chosen.push_back(columns.candidate[k]);
+  if (out.optimal) out.bound = best_cost;
+  return out;
+}
 
-  Plan plan = extract_plan(problem, columns, best);
+void add_stats(OrchestrateStats& total, const OrchestrateStats& part) {
+  total.candidates += part.candidates;
+  total.unmeasured += part.unmeasured;
+  total.unusable += part.unusable;
+  total.dominated += part.dominated;
+  total.columns += part.columns;
+  total.rows += part.rows;
+  total.cycle_cuts += part.cycle_cuts;
+  total.rounds += part.rounds;
+  total.greedy_us += part.greedy_us;
+  total.no_recompute_us += part.no_recompute_us;
+  total.solve_seconds += part.solve_seconds;
+}
+
+}  // namespace
+
+Plan orchestrate(const OrchestrationProblem& problem, const OrchestrateOptions& options) {
+  check(options.time_limit_s > 0, "orchestrate: the time limit must be positive, got {} s",
+        options.time_limit_s);
+  auto start = std::chrono::steady_clock::now();
+  validate_problem(problem);
+  // Independent parts are solved one after another, each with the time that is left.
+  std::vector<Part> parts = independent_parts(problem);
+  OrchestrateStats stats;
+  std::vector<int> chosen;
+  double bound = 0;
+  bool optimal = true;
+  std::string note;
+  for (const Part& part : parts) {
+    double left = options.time_limit_s -
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    PartResult result;
+    try {
+      result = solve_part(part.problem, options, std::max(left, 1e-9));
+    } catch (const Error&) {
+      // An infeasible part: the whole problem's check names the primitive in global numbers.
+      OrchestrateStats unused;
+      build_columns(problem, false, unused);
+      throw;
+    }
+    add_stats(stats, result.stats);
+    for (int c : result.chosen) chosen.push_back(part.candidates[c]);
+    bound += result.bound;
+    optimal = optimal && result.optimal;
+    if (note.empty()) note = result.note;
+  }
+  stats.parts = static_cast<int>(parts.size());
+
+  Plan plan = extract_plan(problem, std::move(chosen));
   plan.stats = stats;
   if (optimal) {
     plan.status = SolveStatus::Optimal;

@@ -92,6 +92,7 @@ struct OrchestrateStats {
   int rows = 0;                // BLP rows, cycle cuts included
   int cycle_cuts = 0;          // cuts added against cyclic solutions
   int rounds = 0;              // CBC solves
+  int parts = 0;               // independent parts, solved one by one
   double greedy_us = 0;        // objective of the greedy plan (cheapest writer per buffer)
   double no_recompute_us = 0;  // best plan computing each primitive once (infinite: not searched)
   double solve_seconds = 0;    // wall time in CBC

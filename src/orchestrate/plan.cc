@@ -64,13 +64,10 @@ std::string join(const std::vector<int>& ids) {
 
 namespace orchestrate_detail {
 
-Plan extract_plan(const OrchestrationProblem& problem, const Columns& columns,
-                  const std::vector<int>& chosen) {
+Plan extract_plan(const OrchestrationProblem& problem, std::vector<int> kernels) {
   std::vector<int> position = topological_positions(problem);
   std::vector<char> is_output(problem.num_primitives, 0);
   for (int g : problem.graph_outputs) is_output[g] = 1;
-  std::vector<int> kernels;  // candidate indices
-  for (int k : chosen) kernels.push_back(columns.candidate[k]);
   auto key = [&](int c) {
     const std::vector<int>& prims = problem.candidates[c].primitives;
     int first = position[prims.front()];

@@ -110,6 +110,40 @@ TEST(Orchestrate, CyclicSolutionsAreCutOff) {
   EXPECT_DOUBLE_EQ(*testing::brute_force_optimum(problem), 12);
 }
 
+// Two subgraphs as kernel identification makes them (no candidate spans both): 0 -> 1 and
+// 2 -> 3 with 1 -> 2. Each part is solved alone: the value 1 that the second part reads is an
+// output of the first, and each part fuses its chain.
+TEST(Orchestrate, IndependentPartsAreSolvedAloneWithTheirCrossingValuesWritten) {
+  OrchestrationProblem problem;
+  problem.num_primitives = 4;
+  problem.primitive_inputs = {{}, {0}, {1}, {2}};
+  problem.graph_outputs = {3};
+  problem.candidates = {candidate({0}, {0}, 4, "a0"),     candidate({1}, {1}, 4, "a1"),
+                        candidate({0, 1}, {1}, 5, "a01"), candidate({2}, {2}, 4, "b2"),
+                        candidate({3}, {3}, 4, "b3"),     candidate({2, 3}, {3}, 5, "b23")};
+  Plan plan = orchestrate(problem);
+  EXPECT_EQ(plan.stats.parts, 2);
+  EXPECT_EQ(check_plan(problem, plan), "");
+  EXPECT_DOUBLE_EQ(plan.objective_us, 10);
+  EXPECT_DOUBLE_EQ(plan.objective_us, *testing::brute_force_optimum(problem));
+  ASSERT_EQ(plan.kernels.size(), 2u);
+  EXPECT_EQ(problem.candidates[plan.kernels[0].candidate].label, "a01");
+  EXPECT_EQ(problem.candidates[plan.kernels[1].candidate].label, "b23");
+}
+
+// A candidate spanning both chains joins them into one part.
+TEST(Orchestrate, ACandidateAcrossChainsKeepsOnePart) {
+  OrchestrationProblem problem;
+  problem.num_primitives = 3;
+  problem.primitive_inputs = {{}, {0}, {1}};
+  problem.graph_outputs = {2};
+  problem.candidates = {candidate({0}, {0}, 4, "a"), candidate({1}, {1}, 4, "b"),
+                        candidate({2}, {2}, 4, "c"), candidate({1, 2}, {2}, 5, "bc")};
+  Plan plan = orchestrate(problem);
+  EXPECT_EQ(plan.stats.parts, 2);  // {0} and {1, 2}
+  EXPECT_DOUBLE_EQ(plan.objective_us, 9);
+}
+
 TEST(Orchestrate, UnreadOutputsAreDroppedAndLifetimesRecorded) {
   // p0 -> p1, p0 -> p2. Only "k1" computes p1, and it also writes p0; fusing p0 into p2's
   // kernel (3) is cheaper than reading k1's p0 from {p2} (4), so k1's p0 goes unread.
