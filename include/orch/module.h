@@ -7,6 +7,7 @@
 // concurrent run needs its own Context (its own arena), so threads run one module at once.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -23,6 +24,17 @@ struct TensorSpec {
   TensorType type;
 };
 
+/// A kernel of a loaded module, for hooks and messages.
+struct KernelSpec {
+  std::string name;                 // "k3"
+  std::string backend;              // "halide", "dnnl" or "reference"
+  std::string primitives;           // "prim.MatMul #0 + prim.Elementwise #1" (ops, node names)
+  std::vector<TensorSpec> outputs;  // the values it writes, by primitive-graph value name
+};
+
+/// Called after kernel `kernel` ran, with views of the values it wrote (valid during the call).
+using KernelHook = std::function<void(int kernel, std::span<const Tensor> outputs)>;
+
 class Module;
 
 /// The per-run state of a module: the intermediate-tensor arena and per-kernel scratch.
@@ -32,9 +44,10 @@ class Context {
   Context& operator=(Context&&) noexcept;
   ~Context();
 
+  struct Impl;
+
  private:
   friend class Module;
-  struct Impl;
   explicit Context(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
@@ -47,6 +60,8 @@ class Module {
 
   const std::vector<TensorSpec>& inputs() const;
   const std::vector<TensorSpec>& outputs() const;
+  /// The kernels in the order they run.
+  const std::vector<KernelSpec>& kernels() const;
 
   /// A fresh context for running this module (one per concurrently running thread).
   Context new_context() const;
@@ -56,6 +71,14 @@ class Module {
   std::vector<Tensor> run(Context& context, std::span<const Tensor> inputs) const;
   /// The same with a context made for this call.
   std::vector<Tensor> run(std::span<const Tensor> inputs) const;
+  /// Runs with `after_kernel` called after every kernel (validation, debugging). An exception
+  /// it throws stops the run and propagates.
+  std::vector<Tensor> run(Context& context, std::span<const Tensor> inputs,
+                          const KernelHook& after_kernel) const;
+
+  /// Worker threads of the kernels (the Halide runtime's pool; oneDNN's OpenMP threads for the
+  /// calling thread); 0: one per core. Process-wide, like those libraries' settings.
+  void set_threads(int threads) const;
 
   struct Impl;
 

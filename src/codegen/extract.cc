@@ -2,11 +2,28 @@
 
 #include "codegen/kernel.h"
 #include "ir/error.h"
+#include "ir/op_registry.h"
 
 namespace orch::codegen {
 
-Graph extract_kernel(const Graph& graph, std::span<const NodeId> members,
-                     std::span<const ValueId> outputs) {
+namespace {
+
+// Constants that some member reads in a slot its op needs constant (shapes, axes, ...).
+std::vector<bool> needed_constant(const Graph& graph, std::span<const NodeId> members) {
+  std::vector<bool> needed(graph.num_values(), false);
+  for (NodeId n : members) {
+    const Node& node = graph.node(n);
+    const OpSchema* schema = find_op(node.op);
+    if (schema == nullptr) continue;
+    for (int slot : schema->constant_inputs)
+      if (slot < static_cast<int>(node.inputs.size()) && node.inputs[slot] != kNoValue)
+        needed[node.inputs[slot]] = true;
+  }
+  return needed;
+}
+
+Graph extract(const Graph& graph, std::span<const NodeId> members, std::span<const ValueId> outputs,
+              int64_t min_weight_bytes) {
   std::vector<NodeId> nodes(members.begin(), members.end());
   std::sort(nodes.begin(), nodes.end());  // node order is topological
   std::vector<bool> inside(graph.num_nodes(), false);
@@ -14,12 +31,16 @@ Graph extract_kernel(const Graph& graph, std::span<const NodeId> members,
 
   Graph kernel;
   kernel.name = "kernel";
+  std::vector<bool> keep_constant = needed_constant(graph, nodes);
   std::vector<ValueId> remap(graph.num_values(), kNoValue);
   auto bring_in = [&](ValueId v) {
     if (remap[v] != kNoValue) return;
     const Value& value = graph.value(v);
-    remap[v] = value.is_constant() ? kernel.add_constant(value.name, value.constant)
-                                   : kernel.add_input(value.name, value.type);
+    bool as_input =
+        !value.is_constant() || (min_weight_bytes >= 0 && !keep_constant[v] &&
+                                 static_cast<int64_t>(value.constant.nbytes()) >= min_weight_bytes);
+    remap[v] = as_input ? kernel.add_input(value.name, value.type)
+                        : kernel.add_constant(value.name, value.constant);
   };
   for (NodeId n : nodes) {
     const Node& node = graph.node(n);
@@ -38,6 +59,18 @@ Graph extract_kernel(const Graph& graph, std::span<const NodeId> members,
   }
   kernel.set_outputs(std::move(kernel_outputs));
   return kernel;
+}
+
+}  // namespace
+
+Graph extract_kernel(const Graph& graph, std::span<const NodeId> members,
+                     std::span<const ValueId> outputs) {
+  return extract(graph, members, outputs, -1);
+}
+
+Graph extract_kernel_with_weight_inputs(const Graph& graph, std::span<const NodeId> members,
+                                        std::span<const ValueId> outputs, int64_t min_bytes) {
+  return extract(graph, members, outputs, min_bytes);
 }
 
 }  // namespace orch::codegen

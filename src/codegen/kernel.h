@@ -22,6 +22,13 @@ namespace orch::codegen {
 Graph extract_kernel(const Graph& graph, std::span<const NodeId> members,
                      std::span<const ValueId> outputs);
 
+/// extract_kernel, except that constants of `min_bytes` bytes or more become kernel inputs (in
+/// the same first-use order), unless an op needs them constant (its schema's constant_inputs):
+/// a compiled module passes them from its weights file instead of baking them into the code.
+/// Value ids are those extract_kernel gives, so a schedule written for one fits the other.
+Graph extract_kernel_with_weight_inputs(const Graph& graph, std::span<const NodeId> members,
+                                        std::span<const ValueId> outputs, int64_t min_bytes);
+
 /// A compiled kernel, ready to run many times.
 class Kernel {
  public:

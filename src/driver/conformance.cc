@@ -7,12 +7,15 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "driver/pipeline.h"
 #include "fission/fission.h"
 #include "frontend/model_ops.h"
 #include "frontend/onnx_import.h"
 #include "frontend/tensor_proto.h"
 #include "interp/interpreter.h"
 #include "ir/error.h"
+#include "ir/verifier.h"
+#include "rewrite/rewrite.h"
 
 namespace orch::driver {
 namespace fs = std::filesystem;
@@ -99,7 +102,11 @@ std::string run_data_set(const fs::path& model, const fs::path& set,
         declared[i].name,
         as_declared(inputs[i], parse_dtype(declared[i].dtype).value_or(inputs[i].dtype())));
   Graph graph = frontend::import_onnx_file(model.string(), import_options);
-  if (options.through_fission) graph = fission::fission(graph);
+  if (options.through_fission || options.through_rewrite) graph = fission::fission(graph);
+  if (options.through_rewrite) {
+    graph = rewrite::rewrite(graph, default_rewrite_options());
+    verify(graph);
+  }
 
   std::vector<Tensor> feed;
   for (ValueId in : graph.inputs()) {

@@ -26,6 +26,8 @@ struct ConformanceOptions {
   std::string filter;
   /// Run the primitive graph (operator fission) instead of the operator graph.
   bool through_fission = false;
+  /// Run the primitive graph after fission and the rewrite stage (verified).
+  bool through_rewrite = false;
 };
 
 /// Runs one test folder. Never throws: every problem becomes a failed or skipped result.

@@ -7,7 +7,15 @@
 namespace orch::driver {
 
 std::vector<std::string_view> stage_names() {
-  return {"import", "fission"};
+  return {"import", "fission", "rewrite"};
+}
+
+rewrite::RewriteOptions default_rewrite_options() {
+  rewrite::RewriteOptions options;
+  options.max_steps = 300;
+  options.max_seconds = 10;
+  options.fuel = rewrite::fuel_from_env();
+  return options;
 }
 
 Graph primitive_graph(const std::string& model_path, const PipelineOptions& options) {
@@ -22,6 +30,10 @@ Graph primitive_graph(const std::string& model_path, const PipelineOptions& opti
   // Fission: every operator -> primitives (Korch §3); operators without a rule stay whole.
   graph = fission::fission(graph);
   stage_done("fission", graph);
+  if (!options.rewrite) return graph;
+  // Rewrite: verified substitutions and a cost-guided search over the primitive graph (Korch §3).
+  graph = rewrite::rewrite(graph, options.rewrite_options);
+  stage_done("rewrite", graph);
   return graph;
 }
 

@@ -7,21 +7,30 @@
 
 #include "frontend/onnx_import.h"
 #include "ir/graph.h"
+#include "rewrite/rewrite.h"
 
 namespace orch::driver {
+
+/// The pipeline's rewrite budget: 300 search steps (enough for Korch's attention rewrite on a
+/// BERT layer), capped at 10 s so that large models stay quick (they may then differ with the
+/// machine's load); fuel from ORCH_REWRITE_FUEL.
+rewrite::RewriteOptions default_rewrite_options();
 
 struct PipelineOptions {
   frontend::ImportOptions import;
   /// Run operator fission (off: the optimizer sees ONNX operators, for experiments).
   bool fission = true;
+  /// Optimize the primitive graph with the rewrite rules and search (needs fission).
+  bool rewrite = true;
+  rewrite::RewriteOptions rewrite_options = default_rewrite_options();
   /// Called with each stage's name and result (`--dump-after`).
   std::function<void(std::string_view stage, const Graph& graph)> after_stage;
 };
 
-/// The stage names, in order: "import", "fission".
+/// The stage names, in order: "import", "fission", "rewrite".
 std::vector<std::string_view> stage_names();
 
-/// The primitive graph of a model file: import (bind dims, fold shapes), then fission.
+/// The primitive graph of a model file: import (bind dims, fold shapes), fission, rewrite.
 /// Every stage's result passes the verifier.
 Graph primitive_graph(const std::string& model_path, const PipelineOptions& options);
 

@@ -41,6 +41,10 @@ uint64_t hash_attr(const AttrValue& value) {
 }  // namespace
 
 std::vector<uint64_t> value_hashes(const Graph& graph) {
+  return value_hashes(graph, true);
+}
+
+std::vector<uint64_t> value_hashes(const Graph& graph, bool contents) {
   std::vector<uint64_t> h(graph.num_values(), 0);
   for (size_t i = 0; i < graph.inputs().size(); ++i) {
     ValueId in = graph.inputs()[i];
@@ -48,7 +52,8 @@ std::vector<uint64_t> value_hashes(const Graph& graph) {
   }
   for (ValueId v = 0; v < static_cast<ValueId>(graph.num_values()); ++v)
     if (graph.value(v).is_constant())
-      h[v] = hash_combine(0xc0, graph.value(v).constant.content_hash());
+      h[v] = contents ? hash_combine(0xc0, graph.value(v).constant.content_hash())
+                      : hash_combine(0xc1, hash_type(graph.value(v).type));
   for (const Node& node : graph.nodes()) {
     uint64_t nh = hash_string(node.op);
     for (const auto& [name, value] : node.attrs)
@@ -62,7 +67,11 @@ std::vector<uint64_t> value_hashes(const Graph& graph) {
 }
 
 uint64_t structural_hash(const Graph& graph) {
-  std::vector<uint64_t> h = value_hashes(graph);
+  return structural_hash(graph, true);
+}
+
+uint64_t structural_hash(const Graph& graph, bool contents) {
+  std::vector<uint64_t> h = value_hashes(graph, contents);
   // Nodes that reach no output still count, as a sorted multiset (independent of order).
   std::vector<uint64_t> node_hashes;
   for (const Node& node : graph.nodes())

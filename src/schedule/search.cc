@@ -85,6 +85,8 @@ ScoredConfig configure(const TileGraph& tg, const Machine& machine,
   size_t memory = machine.levels.size() - 1;
   TileConfig c;
   c.tile = tile;
+  c.root = tg.root;
+  c.memory_level = static_cast<int>(memory);
   c.reduce_steps.resize(g.num_nodes());
   for (NodeId n = 0; n < static_cast<NodeId>(g.num_nodes()); ++n) {
     if (!tg.maps[n]) continue;

@@ -79,8 +79,10 @@ struct TileConfig {
   /// Per value: the level of an intermediate (0 inlined, caches: computed per tile and kept
   /// there, last: materialized in memory); -1 for graph inputs, constants and outputs.
   std::vector<int> level;
-  int vector_width = 1;   // elements per vector along the innermost output dim
-  int parallel_dim = -1;  // output dim the tiles are parallelized over; -1 for a single tile
+  int vector_width = 1;     // elements per vector along the innermost output dim
+  int parallel_dim = -1;    // output dim the tiles are parallelized over; -1 for a single tile
+  ValueId root = kNoValue;  // the output `tile` is over (TileGraph::root)
+  int memory_level = -1;    // the machine's main-memory level (its last); -1: unknown
 };
 
 /// What a configuration costs.

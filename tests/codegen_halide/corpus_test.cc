@@ -1,51 +1,23 @@
 // Corpus: a fixed-seed sample of the candidate kernels the enumerator keeps for small zoo
-// models, each lowered, compiled and run against the interpreter (or rejected with a reason).
+// models, each lowered, compiled and run against the interpreter, under the default schedule and
+// under the tile search's top configurations. A candidate halide_reject accepts must compile and
+// match: a failure there fails the test (the enumerator trusts halide_reject). Results are
+// compared at rtol 1e-3 and an atol that grows with the square root of the kernel's longest
+// reduction (f32 sums against the interpreter's double sums; see reduction_atol).
+//
+// Wider runs: ORCH_HALIDE_CORPUS_SAMPLE=500 (default 50) and ORCH_HALIDE_CORPUS_CONFIG_SAMPLE
+// (default 8 candidates, top 2 configs each).
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <cstdlib>
 #include <map>
-#include <random>
 
-#include "candidates/candidates.h"
-#include "fission/fission.h"
+#include "corpus_util.h"
 #include "halide_util.h"
 #include "ir/error.h"
-#include "partition/dag.h"
-#include "zoo/zoo.h"
+#include "schedule/search.h"
 
 namespace orch::codegen {
 namespace {
-
-struct Sampled {
-  std::string model;
-  Graph kernel;
-};
-
-// Every kept candidate of `model` as a kernel graph.
-std::vector<Sampled> candidates_of(const std::string& model, int64_t size) {
-  Graph g = fission::fission(zoo::build_model(model, {.size = size}));
-  KernelIdentification ids =
-      identify_kernels(dag_of(g), {.enumeration = {.feasible = feasibility_of({})}});
-  std::vector<Sampled> out;
-  for (const SubgraphCandidates& sub : ids.candidates) {
-    for (const KernelCandidate& c : sub.kept) {
-      std::vector<NodeId> members;
-      c.members.for_each([&](int v) { members.push_back(sub.begin + v); });
-      std::vector<ValueId> outputs;
-      c.outputs.for_each([&](int v) {
-        for (ValueId o : g.node(sub.begin + v).outputs) outputs.push_back(o);
-      });
-      out.push_back({model, extract_kernel(g, members, outputs)});
-    }
-  }
-  return out;
-}
-
-size_t sample_size() {
-  const char* env = std::getenv("ORCH_HALIDE_CORPUS_SAMPLE");
-  return env != nullptr ? static_cast<size_t>(std::atoll(env)) : 50;
-}
 
 // "median 0.071 s, p95 0.120 s".
 std::string quantiles(std::vector<double> v) {
@@ -54,60 +26,126 @@ std::string quantiles(std::vector<double> v) {
                      v[std::min(v.size() - 1, v.size() * 95 / 100)]);
 }
 
-TEST(HalideCorpus, SampledCandidatesMatchTheInterpreter) {
-  std::vector<Sampled> all;
-  for (auto [model, size] : std::vector<std::pair<std::string, int64_t>>{
-           {"bert-base-layer", 16}, {"segformer-b0", 64}, {"vit-b16-layer", 17}}) {
-    std::vector<Sampled> c = candidates_of(model, size);
-    std::move(c.begin(), c.end(), std::back_inserter(all));
-  }
-  ASSERT_GT(all.size(), 100u);
-  std::mt19937_64 rng(20261129);
-  std::shuffle(all.begin(), all.end(), rng);
-  all.resize(std::min(all.size(), sample_size()));
+// The deterministic machine the tile search ranks against (the schedule tests' machine).
+schedule::Machine corpus_machine() {
+  return schedule::machine_from_json(R"({
+  "name": "test", "kind": "cpu", "cores": 4, "simd_bytes": 32,
+  "levels": [
+    {"name": "reg", "capacity": 512, "line": 32, "bandwidth_gbs": 400},
+    {"name": "L1", "capacity": 32768, "line": 64, "bandwidth_gbs": 200},
+    {"name": "L2", "capacity": 1048576, "line": 64, "bandwidth_gbs": 100},
+    {"name": "DRAM", "capacity": 0, "line": 64, "bandwidth_gbs": 50, "shared": true}
+  ]})");
+}
 
+struct Tally {
   std::map<std::string, int> rejected;
   std::vector<double> seconds, cpu_seconds;
-  int matched = 0, bad_inputs = 0;
-  for (size_t i = 0; i < all.size(); ++i) {
-    const Graph& k = all[i].kernel;
-    std::string reason = halide_reject(k);
-    if (!reason.empty()) {
-      // The reason names the node ("Conv #2: ..."); count by what follows.
-      rejected[reason.substr(reason.find(": ") + 2)]++;
-      continue;
-    }
-    std::vector<Tensor> inputs = interp::random_inputs(k, i);
-    std::vector<Tensor> want;
-    try {
-      want = interp::interpret(k, inputs);
-    } catch (const Error&) {
-      ++bad_inputs;  // random data indices out of range: nothing to compare
-      continue;
-    }
-    HalideKernel hk = halide_jit(k);
-    seconds.push_back(hk.compile_seconds);
-    cpu_seconds.push_back(hk.compile_cpu_seconds);
-    std::vector<Tensor> got;
-    for (ValueId v : k.outputs()) got.emplace_back(k.value(v).type.dtype, k.value(v).type.shape);
-    hk.kernel->run(inputs, got);
-    bool ok = true;
-    for (size_t o = 0; o < want.size(); ++o) {
-      std::string diff = compare(want[o], got[o]);
-      EXPECT_EQ(diff, "") << all[i].model << " candidate " << i << " output " << o;
-      ok = ok && diff.empty();
-    }
-    matched += ok;
+  int matched = 0, failed = 0, bad_inputs = 0, runs = 0;
+
+  std::string summary(size_t sampled) const {
+    std::string s = fmt::format(
+        "{} sampled, {} compiled runs: {} matched, {} failed, {} with unusable random inputs",
+        sampled, runs, matched, failed, bad_inputs);
+    if (!seconds.empty())
+      s += fmt::format("; JIT compile {} (wall), {} (CPU)", quantiles(seconds),
+                       quantiles(cpu_seconds));
+    for (const auto& [reason, n] : rejected) s += fmt::format("\n  rejected {}x: {}", n, reason);
+    return s;
   }
-  ASSERT_FALSE(seconds.empty());
-  std::string summary = fmt::format(
-      "{} sampled: {} matched, {} with unusable random inputs; JIT compile {} (wall), {} (CPU)",
-      all.size(), matched, bad_inputs, quantiles(seconds), quantiles(cpu_seconds));
-  for (const auto& [reason, n] : rejected)
-    summary += fmt::format("\n  rejected {}x: {}", n, reason);
+};
+
+// Compiles `k` under `schedule` (default when null) and compares with the interpreter.
+void check_candidate(const Sampled& c, size_t i, const HalideSchedule* schedule, Tally& t) {
+  std::vector<Tensor> inputs = interp::random_inputs(c.kernel, i);
+  std::vector<Tensor> want;
+  try {
+    want = interp::interpret(c.kernel, inputs);
+  } catch (const Error&) {
+    ++t.bad_inputs;  // random data indices out of range: nothing to compare
+    return;
+  }
+  ++t.runs;
+  std::string where = fmt::format("{} candidate {}{}", c.model, i,
+                                  schedule ? " with " + halide_schedule_to_text(*schedule) : "");
+  try {
+    HalideKernel hk = halide_jit(c.kernel, schedule);
+    t.seconds.push_back(hk.compile_seconds);
+    t.cpu_seconds.push_back(hk.compile_cpu_seconds);
+    std::vector<Tensor> got;
+    for (ValueId v : c.kernel.outputs())
+      got.emplace_back(c.kernel.value(v).type.dtype, c.kernel.value(v).type.shape);
+    hk.kernel->run(inputs, got);
+    for (size_t o = 0; o < want.size(); ++o) {
+      std::string diff = compare(want[o], got[o], reduction_atol(c.kernel));
+      if (!diff.empty()) {
+        ADD_FAILURE() << where << " output " << o << ": " << diff;
+        ++t.failed;
+        return;
+      }
+    }
+    ++t.matched;
+  } catch (const Error& e) {
+    ADD_FAILURE() << where << ": " << e.what();
+    ++t.failed;
+  }
+}
+
+// The reason without the node ("prim.Conv 'c': ..." -> "...").
+std::string reason_kind(const std::string& reason) {
+  size_t colon = reason.find(": ");
+  return colon == std::string::npos ? reason : reason.substr(colon + 2);
+}
+
+TEST(HalideCorpus, SampledCandidatesMatchTheInterpreter) {
+  std::vector<Sampled> all =
+      sampled_candidates(sample_size("ORCH_HALIDE_CORPUS_SAMPLE", 50), 20261129);
+  // ORCH_HALIDE_CORPUS_ONLY=i reruns sample i alone (to look at one failure).
+  size_t only = sample_size("ORCH_HALIDE_CORPUS_ONLY", all.size());
+  Tally t;
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (only < all.size() && i != only) continue;
+    std::string reason = halide_reject(all[i].kernel);
+    if (!reason.empty()) {
+      t.rejected[reason_kind(reason)]++;
+      continue;
+    }
+    check_candidate(all[i], i, nullptr, t);
+  }
+  std::string summary = t.summary(all.size());
   std::cout << summary << "\n";
+  EXPECT_EQ(t.failed, 0) << summary;
   // Most sampled candidates are memory-bound fused kernels Halide must generate.
-  EXPECT_GE(matched * 2, static_cast<int>(all.size())) << summary;
+  if (only >= all.size()) {
+    EXPECT_GE(t.matched * 2, static_cast<int>(all.size())) << summary;
+  }
+}
+
+TEST(HalideCorpus, TileSearchConfigsMatchTheInterpreter) {
+  std::vector<Sampled> all =
+      sampled_candidates(sample_size("ORCH_HALIDE_CORPUS_CONFIG_SAMPLE", 8), 7);
+  schedule::Machine machine = corpus_machine();
+  Tally t;
+  int configs = 0;
+  for (size_t i = 0; i < all.size(); ++i) {
+    std::string reason = halide_reject(all[i].kernel);
+    if (!reason.empty()) {
+      t.rejected[reason_kind(reason)]++;
+      continue;
+    }
+    schedule::SearchResult r =
+        schedule::search_tiles(schedule::make_tile_graph(all[i].kernel), machine, {.top_k = 2});
+    for (const schedule::ScoredConfig& sc : r.configs) {
+      HalideSchedule s = halide_schedule_from_tile_config(all[i].kernel, sc.config);
+      EXPECT_EQ(halide_schedule_from_text(halide_schedule_to_text(s)), s);
+      check_candidate(all[i], i, &s, t);
+      ++configs;
+    }
+  }
+  std::string summary = t.summary(all.size());
+  std::cout << configs << " tile configs: " << summary << "\n";
+  EXPECT_EQ(t.failed, 0) << summary;
+  EXPECT_GE(configs, 4) << summary;
 }
 
 }  // namespace

@@ -10,22 +10,41 @@
 #include "codegen/halide/halide_backend.h"
 #include "interp/interpreter.h"
 #include "interp/random_inputs.h"
+#include "ir/op_registry.h"
 
 namespace orch::codegen {
 
-/// "" when the tensors agree (rtol 1e-3 as the ONNX backend tests, atol 1e-5: f32 sums in
-/// another order than the interpreter's double sums; NaNs agree with NaNs), else the first
-/// difference.
-inline std::string compare(const Tensor& want, const Tensor& got) {
+/// "" when the tensors agree (rtol 1e-3 as the ONNX backend tests, atol 1e-5 by default: f32
+/// sums in another order than the interpreter's double sums; NaNs agree with NaNs), else the
+/// first difference.
+inline std::string compare(const Tensor& want, const Tensor& got, double atol = 1e-5) {
   if (want.dtype() != got.dtype() || want.shape() != got.shape()) return "types differ";
   for (int64_t i = 0; i < want.numel(); ++i) {
     double a = want.get(i), b = got.get(i);
     if (std::isnan(a) && std::isnan(b)) continue;
     if (a == b) continue;
-    if (!(std::abs(a - b) <= 1e-5 + 1e-3 * std::abs(a)))
+    if (!(std::abs(a - b) <= atol + 1e-3 * std::abs(a)))
       return fmt::format("element {}: want {}, got {}", i, a, b);
   }
   return "";
+}
+
+/// The absolute tolerance for a kernel's f32 results: 1e-5 times the square root of its longest
+/// reduction (the rounding error of an f32 sum of n terms of size ~1 grows like sqrt(n) ulps; a
+/// result that nearly cancels keeps that absolute error, far beyond rtol).
+inline double reduction_atol(const Graph& kernel) {
+  int64_t longest = 1;
+  for (const Node& n : kernel.nodes()) {
+    const OpSchema* schema = find_op(n.op);
+    if (schema == nullptr || schema->index_map == nullptr) continue;
+    std::vector<TensorType> in;
+    for (ValueId v : n.inputs) in.push_back(kernel.value(v).type);
+    int64_t extent = 1;
+    for (int64_t e : schema->index_map(n.attrs, in, kernel.value(n.outputs[0]).type).reduce_extents)
+      extent *= e;
+    longest = std::max(longest, extent);
+  }
+  return 1e-5 * std::sqrt(static_cast<double>(longest));
 }
 
 /// Compiles `kernel` with Halide, runs it on random inputs and compares with the interpreter.

@@ -224,21 +224,21 @@ TEST(HalideSchedule, DefaultSoftmaxIsFast) {
 }
 
 TEST(HalideReject, NamesTheReason) {
-  Graph conv = parse_graph(R"(graph g(%x: f32[1,2,5,5], %w: f32[3,2,3,3]) {
-  %y: f32[1,3,3,3] = prim.Conv(%x, %w) {dilations = [1, 1], pads = [0, 0, 0, 0], strides = [1, 1]}
-  return %y
+  Graph mod = parse_graph(R"(graph g(%x: f32[4], %y: f32[4]) {
+  %z: f32[4] = prim.Elementwise(%x, %y) {fn = "fmod"}
+  return %z
 })");
-  EXPECT_EQ(halide_reject(conv), "prim.Conv #0: prim.Conv is not lowered (a library call)");
+  EXPECT_EQ(halide_reject(mod), "prim.Elementwise #0: prim.Elementwise fn 'fmod' is not lowered");
   Graph onnx = parse_graph(R"(graph g(%x: f32[4]) {
   %y: f32[4] = Relu(%x)
   return %y
 })");
   EXPECT_EQ(halide_reject(onnx), "Relu #0: 'Relu' is not a primitive");
-  Graph half = parse_graph(R"(graph g(%x: f16[4]) {
-  %y: f16[4] = prim.Elementwise(%x) {fn = "exp"}
+  Graph erf = parse_graph(R"(graph g(%x: f64[4]) {
+  %y: f64[4] = prim.Elementwise(%x) {fn = "erf"}
   return %y
 })");
-  EXPECT_EQ(halide_reject(half), "input dtype f16 is not lowered");
+  EXPECT_EQ(halide_reject(erf), "prim.Elementwise #0: erf on f64 is not lowered");
   Graph idiv = parse_graph(R"(graph g(%x: i32[4], %y: i32[4]) {
   %z: i32[4] = prim.Elementwise(%x, %y) {fn = "div"}
   return %z
@@ -251,10 +251,31 @@ TEST(HalideReject, NamesTheReason) {
 })");
   EXPECT_EQ(halide_reject(empty), "value 'x' is empty (a zero-size dim)");
   try {
-    halide_jit(conv);
-    FAIL() << "compiled a Conv";
+    halide_jit(mod);
+    FAIL() << "compiled an fmod";
   } catch (const Unsupported& e) {
-    EXPECT_STREQ(e.what(), "prim.Conv #0: prim.Conv is not lowered (a library call)");
+    EXPECT_STREQ(e.what(), "prim.Elementwise #0: prim.Elementwise fn 'fmod' is not lowered");
+  }
+}
+
+// f16 and bf16 are stored as such and computed in f32, each computed value rounded to its type
+// as the interpreter rounds it.
+TEST(HalideLowering, HalfTypesComputeInF32) {
+  for (const char* t : {"f16", "bf16"}) {
+    Graph g = parse_graph(fmt::format(R"(graph g(%x: {0}[16,40], %y: {0}[16,40]) {{
+  const %two = {0}[]{{2}}
+  %a: {0}[16,40] = prim.Elementwise(%x, %y) {{fn = "add"}}
+  %b: {0}[16,40] = prim.Elementwise(%a, %two) {{fn = "mul"}}
+  %e: {0}[16,40] = prim.Elementwise(%b) {{fn = "exp"}}
+  %s: {0}[16,1] = prim.Reduce(%e) {{axes = [1], kind = "sum"}}
+  %sb: {0}[16,40] = prim.Broadcast(%s) {{shape = [16, 40]}}
+  %y2: {0}[16,40] = prim.Elementwise(%e, %sb) {{fn = "div"}}
+  %c: f32[16,40] = prim.Elementwise(%y2) {{fn = "cast", to = 1}}
+  return %y2, %c
+}})",
+                                      t));
+    EXPECT_EQ(halide_reject(g), "");
+    EXPECT_EQ(halide_matches(g, 21), "") << t;
   }
 }
 

@@ -18,15 +18,20 @@ struct Outcome {
   std::string output;  // stdout and stderr together
 };
 
-/// Runs `orch ARGS` through the shell and collects its exit code and output.
-inline Outcome orch_cli(const std::string& args) {
-  std::string command = std::string(ORCH_BINARY) + " " + args + " 2>&1";
+/// Runs `command` through the shell and collects its exit code and output.
+inline Outcome run_shell(const std::string& command_line) {
+  std::string command = command_line + " 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
   std::string output;
   std::array<char, 4096> buffer;
   while (size_t n = fread(buffer.data(), 1, buffer.size(), pipe)) output.append(buffer.data(), n);
   int status = pclose(pipe);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+/// Runs `orch ARGS` through the shell and collects its exit code and output.
+inline Outcome orch_cli(const std::string& args) {
+  return run_shell(std::string(ORCH_BINARY) + " " + args);
 }
 
 /// A fixture with a fresh scratch folder per test, removed afterwards.

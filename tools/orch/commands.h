@@ -18,6 +18,12 @@ void add_fission_command(CLI::App& app);
 void add_zoo_command(CLI::App& app);
 void add_candidates_command(CLI::App& app);
 void add_schedule_command(CLI::App& app);
+void add_explain_command(CLI::App& app);
+void add_tune_command(CLI::App& app);
+void add_plan_command(CLI::App& app);
+void add_db_command(CLI::App& app);
+void add_optimize_command(CLI::App& app);
+void add_rewrite_command(CLI::App& app);
 
 /// Adds `--shape NAME=DIMS` (repeatable) bound to `shapes`.
 void add_shape_option(CLI::App& command, std::vector<std::string>& shapes);

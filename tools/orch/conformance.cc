@@ -25,8 +25,10 @@ void run_conformance_command(const ConformanceArgs& args) {
   driver::ConformanceOptions options;
   options.filter = args.filter;
   if (!args.through.empty()) {
-    check(args.through == "fission", "--through takes 'fission', got '{}'", args.through);
-    options.through_fission = true;
+    check(args.through == "fission" || args.through == "rewrite",
+          "--through takes 'fission' or 'rewrite', got '{}'", args.through);
+    options.through_fission = args.through == "fission";
+    options.through_rewrite = args.through == "rewrite";
   }
   auto print_case = [&](const driver::CaseResult& r) {
     if (r.status == driver::CaseStatus::failed)
@@ -77,7 +79,7 @@ void add_conformance_command(CLI::App& app) {
   cmd->add_option("--filter", args->filter, "Only tests whose folder name contains this text");
   cmd->add_option("--through", args->through,
                   "Run the graph after a pipeline stage instead of the operator graph: "
-                  "'fission' (the primitive graph)");
+                  "'fission' (the primitive graph) or 'rewrite' (the primitive graph optimized)");
   cmd->add_flag("--verbose", args->verbose, "Also list passing tests");
   cmd->callback([args] { run_conformance_command(*args); });
 }

@@ -74,6 +74,12 @@ int main(int argc, char** argv) {
   orch::tool::add_zoo_command(app);
   orch::tool::add_candidates_command(app);
   orch::tool::add_schedule_command(app);
+  orch::tool::add_explain_command(app);
+  orch::tool::add_tune_command(app);
+  orch::tool::add_plan_command(app);
+  orch::tool::add_db_command(app);
+  orch::tool::add_optimize_command(app);
+  orch::tool::add_rewrite_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,7 +1,13 @@
-// `orch run MODEL`: runs a model with the reference interpreter and writes its outputs as .npy.
+// `orch run MODEL|MODULE_DIR`: runs a model with the reference interpreter, or a module compiled
+// by `orch optimize`, and writes its outputs as .npy; `--repeat N` also times a module.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
 
 #include "commands.h"
 #include "driver/model_io.h"
@@ -9,7 +15,9 @@
 #include "interp/interpreter.h"
 #include "interp/random_inputs.h"
 #include "ir/error.h"
+#include "ir/hash_util.h"
 #include "ir/npy.h"
+#include "orch/module.h"
 
 namespace orch::tool {
 namespace {
@@ -22,6 +30,15 @@ struct RunArgs {
   uint64_t seed = 0;
   std::string out;
   int print_values = 0;
+  int repeat = 0;
+  int threads = 0;
+};
+
+// What `orch run` runs: the interpreter on a model, or a compiled module.
+struct Runner {
+  std::vector<TensorSpec> inputs;
+  std::vector<std::string> outputs;
+  std::function<std::vector<Tensor>(const std::vector<Tensor>&)> run;
 };
 
 // "[0.1, 0.2, ...]": the first `limit` elements.
@@ -46,14 +63,37 @@ std::string file_name_for(const std::string& value_name) {
   return s + ".npy";
 }
 
-void run_model(const RunArgs& args) {
-  Graph graph = driver::load_model(args.model, import_options(args.shapes));
+Runner model_runner(const RunArgs& args) {
+  auto graph = std::make_shared<Graph>(driver::load_model(args.model, import_options(args.shapes)));
+  Runner runner;
+  for (ValueId v : graph->inputs())
+    runner.inputs.push_back({graph->value(v).name, graph->value(v).type});
+  for (ValueId v : graph->outputs()) runner.outputs.push_back(graph->value(v).name);
+  runner.run = [graph](const std::vector<Tensor>& feed) { return interp::interpret(*graph, feed); };
+  return runner;
+}
+
+Runner module_runner(const RunArgs& args) {
+  check(args.shapes.empty(), "--shape applies to models; a compiled module has fixed shapes");
+  auto module = std::make_shared<Module>(Module::load(args.model));
+  if (args.threads > 0) module->set_threads(args.threads);
+  auto context = std::make_shared<Context>(module->new_context());
+  Runner runner{.inputs = module->inputs()};
+  for (const TensorSpec& s : module->outputs()) runner.outputs.push_back(s.name);
+  runner.run = [module, context](const std::vector<Tensor>& feed) {
+    return module->run(*context, feed);
+  };
+  return runner;
+}
+
+std::vector<Tensor> gather_inputs(const RunArgs& args, const std::vector<TensorSpec>& specs) {
   std::map<std::string, Tensor> given;
   for (const std::string& text : args.inputs) {
     size_t eq = text.find('=');
     check(eq != std::string::npos, "bad --input '{}': expected NAME=FILE", text);
     std::string name = text.substr(0, eq);
-    check(graph.find_value(name) != kNoValue,
+    check(std::any_of(specs.begin(), specs.end(),
+                      [&](const TensorSpec& s) { return s.name == name; }),
           "--input names '{}', which is not an input of the model", name);
     try {
       given[name] = read_input_file(text.substr(eq + 1));
@@ -61,27 +101,54 @@ void run_model(const RunArgs& args) {
       fail("input '{}': {}", name, e.what());
     }
   }
-  std::vector<Tensor> random =
-      args.random_inputs ? interp::random_inputs(graph, args.seed) : std::vector<Tensor>{};
   std::vector<Tensor> feed;
-  for (size_t i = 0; i < graph.inputs().size(); ++i) {
-    const std::string& name = graph.value(graph.inputs()[i]).name;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const std::string& name = specs[i].name;
     if (auto it = given.find(name); it != given.end())
       feed.push_back(it->second);
     else if (args.random_inputs)
-      feed.push_back(random[i]);
+      // The seeding of interp::random_inputs, so a model and its module get the same inputs.
+      feed.push_back(interp::random_tensor(specs[i].type, hash_combine(args.seed, i)));
     else
       fail("missing input '{}': pass --input {}=FILE or --random-inputs", name, name);
   }
-  std::vector<Tensor> outputs = interp::interpret(graph, feed);
+  return feed;
+}
+
+// Times `repeat` runs after three warm-up runs; prints the latency line last.
+void time_runs(const Runner& runner, const std::vector<Tensor>& feed, int repeat) {
+  for (int i = 0; i < 3; ++i) runner.run(feed);
+  std::vector<double> ms;
+  for (int i = 0; i < repeat; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    runner.run(feed);
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                     .count());
+  }
+  std::sort(ms.begin(), ms.end());
+  const double median =
+      ms.size() % 2 ? ms[ms.size() / 2] : (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]) / 2;
+  fmt::print("latency_ms: median={:.4f} min={:.4f} max={:.4f}\n", median, ms.front(), ms.back());
+}
+
+void run_model(const RunArgs& args) {
+  const bool module = std::filesystem::is_directory(args.model);
+  check(args.repeat == 0 || module,
+        "--repeat times a compiled module (orch optimize); '{}' is a model file", args.model);
+  check(args.threads == 0 || module, "--threads applies to compiled modules");
+  check(args.repeat >= 0 && args.threads >= 0, "--repeat and --threads must not be negative");
+  Runner runner = module ? module_runner(args) : model_runner(args);
+  std::vector<Tensor> feed = gather_inputs(args, runner.inputs);
+  std::vector<Tensor> outputs = runner.run(feed);
   std::filesystem::create_directories(args.out);
   for (size_t i = 0; i < outputs.size(); ++i) {
-    const std::string& name = graph.value(graph.outputs()[i]).name;
+    const std::string& name = runner.outputs[i];
     std::string path = (std::filesystem::path(args.out) / file_name_for(name)).string();
     write_npy_file(outputs[i], path);
     fmt::print("{}: {} -> {}\n", name, format_type({outputs[i].dtype(), outputs[i].shape()}), path);
     if (args.print_values > 0) fmt::print("  {}\n", preview(outputs[i], args.print_values));
   }
+  if (args.repeat > 0) time_runs(runner, feed, args.repeat);
 }
 
 }  // namespace
@@ -89,8 +156,12 @@ void run_model(const RunArgs& args) {
 void add_run_command(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "run", "Run a model with the reference interpreter and write each output as OUT/NAME.npy");
-  cmd->add_option("MODEL", args->model, "Model file (.onnx or .orch.txt)")->required();
+      "run",
+      "Run a model with the reference interpreter, or a module compiled by `orch optimize`, and "
+      "write each output as OUT/NAME.npy");
+  cmd->add_option("MODEL", args->model,
+                  "Model file (.onnx or .orch.txt) or compiled module directory")
+      ->required();
   cmd->add_option(
       "--input", args->inputs,
       "An input value: NAME=FILE with a .npy or ONNX TensorProto .pb file (repeatable)");
@@ -101,6 +172,11 @@ void add_run_command(CLI::App& app) {
   add_shape_option(*cmd, args->shapes);
   cmd->add_option("--out", args->out, "Folder for the output .npy files")->required();
   cmd->add_option("--print", args->print_values, "Also print the first N values of each output");
+  cmd->add_option("--repeat", args->repeat,
+                  "Module only: time N runs after 3 warm-up runs; the last line is "
+                  "`latency_ms: median=X min=Y max=Z`");
+  cmd->add_option("--threads", args->threads,
+                  "Module only: worker threads of the kernels (default: one per core)");
   cmd->callback([args] { run_model(*args); });
 }
 

@@ -2,8 +2,11 @@
 // turned into orch::Error.
 #include <time.h>
 
+#include <cctype>
 #include <chrono>
+#include <filesystem>
 #include <mutex>
+#include <set>
 
 #include "codegen/halide/halide_lower.h"
 #include "ir/error.h"
@@ -12,6 +15,9 @@ namespace orch::codegen {
 namespace {
 
 using halide_impl::Lowered;
+
+// Where Debian's libhalide14-0 installs the autoscheduler plugins.
+const std::string kAutoschedulerDir = "/usr/lib/x86_64-linux-gnu/halide14";
 
 // Halide reports user errors at compile time through this reporter; it must not return.
 class ThrowingReporter : public Halide::CompileTimeErrorReporter {
@@ -131,6 +137,59 @@ HalideKernel halide_jit(const Graph& kernel, const HalideSchedule* schedule) {
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return {std::make_unique<JitKernel>(kernel, std::move(lowered)), seconds,
           thread_cpu_seconds() - cpu_start};
+}
+
+namespace {
+
+// Loads Debian's plugin for `name` once; the autoscheduler registers itself under `name`.
+void load_autoscheduler(const std::string& name) {
+  static std::mutex mutex;
+  static std::set<std::string> loaded;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (loaded.count(name) != 0) return;
+  std::string lower;
+  for (char c : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string path = kAutoschedulerDir + "/libautoschedule_" + lower + ".so";
+  if (!std::filesystem::exists(path))
+    unsupported("the Halide autoscheduler {} is not installed ({} is missing)", name, path);
+  Halide::load_plugin(path);
+  loaded.insert(name);
+}
+
+// Halide dims innermost first, each [0, extent).
+Halide::Region estimates(const Shape& shape) {
+  Halide::Region region;
+  for (auto it = shape.rbegin(); it != shape.rend(); ++it)
+    region.emplace_back(0, static_cast<int>(*it));
+  return region;
+}
+
+}  // namespace
+
+HalideKernel halide_jit_autoscheduled(const Graph& kernel, const std::string& autoscheduler,
+                                      int cores, int64_t llc_bytes) {
+  install_reporter();
+  auto start = std::chrono::steady_clock::now();
+  double cpu_start = thread_cpu_seconds();
+  try {
+    load_autoscheduler(autoscheduler);
+    Lowered lowered = halide_impl::lower_kernel(kernel);
+    for (size_t i = 0; i < lowered.params.size(); ++i)
+      lowered.params[i].set_estimates(estimates(kernel.value(kernel.inputs()[i]).type.shape));
+    for (size_t i = 0; i < lowered.outputs.size(); ++i)
+      lowered.outputs[i].set_estimates(estimates(kernel.value(kernel.outputs()[i]).type.shape));
+    Halide::Target target = Halide::get_jit_target_from_environment();
+    // Halide's default balance (40) for a cache of the given size.
+    lowered.pipeline.auto_schedule(autoscheduler, target,
+                                   Halide::MachineParams(cores, llc_bytes, 40));
+    lowered.pipeline.compile_jit(target);
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return {std::make_unique<JitKernel>(kernel, std::move(lowered)), seconds,
+            thread_cpu_seconds() - cpu_start};
+  } catch (const Halide::Error& e) {
+    fail("Halide {}: {}", autoscheduler, strip(e.what()));
+  }
 }
 
 void halide_compile_to_object(const Graph& kernel, const std::string& path_prefix,

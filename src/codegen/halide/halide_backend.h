@@ -8,9 +8,14 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "codegen/kernel.h"
+
+namespace orch::schedule {
+struct TileConfig;
+}
 
 namespace orch::codegen {
 
@@ -34,17 +39,38 @@ struct HalideSchedule {
   /// Placement of intermediate values (produced by a node, not a kernel output); values not
   /// listed get the default placement.
   std::map<ValueId, HalidePlacement> placement;
-  /// Split of the innermost reduction loop (0: none); the inner part is unrolled.
+  /// Split of the innermost reduction loop (0: none), the inner part unrolled (at most 8, exact
+  /// splits only: a tile config's step can be a whole row). A row reduction (along the input's
+  /// innermost dim, so its output has nothing to vectorize) is split into `vector_width` lanes
+  /// of partial results instead (rfactor), reduced at the end.
   int reduce_step = 0;
   /// Per Reduce value, a reduce step overriding `reduce_step`.
   std::map<ValueId, int> reduce_steps;
+  bool operator==(const HalideSchedule&) const = default;
 };
 
 /// The default schedule for `kernel`, derived from its shapes: each output tiled (rows x the
-/// whole or 256-wide inner dim), the outer tile loop parallel, the inner dim vectorized by 16;
-/// reductions and linear primitives at the output tile (root when several outputs read them);
-/// everything else inlined.
+/// whole or 256-wide inner dim; whole rows when the kernel reduces rows; 8 output channels when
+/// it has a convolution), the outer tile loop parallel, the inner dim vectorized by 16;
+/// reductions and linear primitives at the output tile (root when several outputs read them),
+/// register-blocked; everything else inlined.
 HalideSchedule default_halide_schedule(const Graph& kernel);
+
+/// The schedule a tile-graph configuration (schedule::search_tiles over the same kernel graph)
+/// stands for: the root output tiled by `config.tile` (other outputs by its projection, size-1
+/// dims whole), levels -> placement (0 inline, a cache level -> per output tile, main memory ->
+/// root), the innermost reduce step of each reduction, the vector width and the parallel dim.
+HalideSchedule halide_schedule_from_tile_config(const Graph& kernel,
+                                                const schedule::TileConfig& config);
+
+/// A stable one-line text form of a schedule (value ids are the kernel graph's), e.g.
+/// "parallel=0 vector=8 reduce_step=0 tile.7=1,64 place.3=inline reduce.3=16"; fields in a
+/// fixed order, so equal schedules print equal text.
+std::string halide_schedule_to_text(const HalideSchedule& schedule);
+
+/// Parses halide_schedule_to_text's form (exact round trip; "" parses to HalideSchedule{}).
+/// Throws Error naming the bad field.
+HalideSchedule halide_schedule_from_text(std::string_view text);
 
 /// "" when Halide can generate `kernel`, otherwise why not.
 std::string halide_reject(const Graph& kernel);
@@ -59,6 +85,14 @@ struct HalideKernel {
 /// Lowers, schedules (`schedule`, or the default when null) and JIT-compiles `kernel`. Throws
 /// Error (Unsupported for what halide_reject names) with Halide's message on any failure.
 HalideKernel halide_jit(const Graph& kernel, const HalideSchedule* schedule = nullptr);
+
+/// Lowers `kernel`, lets one of Halide's own autoschedulers schedule it ("Mullapudi2016",
+/// "Adams2019" or "Li2018": the plugins Debian's libhalide14 ships) for a machine of `cores`
+/// cores and a last-level cache of `llc_bytes`, and JIT-compiles it: the baseline the tile-graph
+/// schedules are compared with (bench/halide_bench.cc). Throws Unsupported when the plugin is
+/// missing, Error when the autoscheduler fails.
+HalideKernel halide_jit_autoscheduled(const Graph& kernel, const std::string& autoscheduler,
+                                      int cores, int64_t llc_bytes);
 
 /// Writes `<path_prefix>.o` and `<path_prefix>.h`: a C function `function_name` taking one
 /// halide_buffer_t* per kernel input then per kernel output (row-major tensors appear with their

@@ -12,24 +12,26 @@
 namespace orch::codegen {
 namespace {
 
-bool lowered_dtype(DType t) {
-  return t != DType::f16 && t != DType::bf16;
+// f16 and bf16 are stored as such and computed in f32.
+bool is_half(DType t) {
+  return t == DType::f16 || t == DType::bf16;
 }
+
+// The primitives Lowerer::lower_node handles.
+const std::set<std::string_view> kLoweredOps = {
+    "prim.Elementwise",   "prim.Reduce",    "prim.Broadcast", "prim.MatMul", "prim.Conv",
+    "prim.ConvTranspose", "prim.Transpose", "prim.Reshape",   "prim.Slice",  "prim.Tile",
+    "prim.Concat",        "prim.Resize",    "prim.Pad",       "prim.Gather", "prim.GatherElements"};
 
 // Integer arithmetic whose edge cases (division by zero, floor vs truncation, shifts) Halide
 // defines differently from the interpreter.
 const std::set<std::string_view> kIntegerUnsafe = {"div", "mod", "fmod", "pow", "shl", "shr"};
 
 std::string node_reason(const Graph& g, const Node& n) {
-  for (ValueId v : n.outputs)
-    if (!lowered_dtype(g.value(v).type.dtype))
-      return fmt::format("dtype {} is not lowered", dtype_name(g.value(v).type.dtype));
-  for (ValueId v : n.inputs) {
+  for (ValueId v : n.inputs)
     if (v == kNoValue) return "absent optional input";
-    if (!lowered_dtype(g.value(v).type.dtype))
-      return fmt::format("dtype {} is not lowered", dtype_name(g.value(v).type.dtype));
-  }
   if (!prim::is_primitive(n.op)) return fmt::format("'{}' is not a primitive", n.op);
+  if (kLoweredOps.count(n.op) == 0) return fmt::format("'{}' is not lowered", n.op);
   if (n.op == "prim.Elementwise") {
     std::string fn = attr_string(n.attrs, "fn", "");
     DType t = g.value(n.inputs[0]).type.dtype;
@@ -37,7 +39,8 @@ std::string node_reason(const Graph& g, const Node& n) {
       return fmt::format("prim.Elementwise fn '{}' is not lowered", fn);
     if (!is_float(t) && kIntegerUnsafe.count(fn) != 0)
       return fmt::format("prim.Elementwise fn '{}' on {} is not lowered", fn, dtype_name(t));
-    if (fn == "erf" && t != DType::f32) return "erf is lowered for f32 only";
+    if (fn == "erf" && t != DType::f32 && !is_half(t))
+      return fmt::format("erf on {} is not lowered", dtype_name(t));
     return "";
   }
   if (n.op == "prim.Resize") {
@@ -47,8 +50,10 @@ std::string node_reason(const Graph& g, const Node& n) {
     if (halide_impl::resize_interpolates(n.attrs) && !is_float(t))
       return fmt::format("interpolating prim.Resize on {} is not lowered", dtype_name(t));
   }
-  if (n.op == "prim.Conv" || n.op == "prim.ConvTranspose")
-    return fmt::format("{} is not lowered (a library call)", n.op);
+  if (n.op == "prim.Conv" || n.op == "prim.ConvTranspose") {
+    DType t = g.value(n.inputs[0]).type.dtype;
+    if (!is_float(t)) return fmt::format("{} on {} is not lowered", n.op, dtype_name(t));
+  }
   return "";
 }
 
@@ -56,9 +61,6 @@ std::string node_reason(const Graph& g, const Node& n) {
 
 std::string halide_reject(const Graph& kernel) {
   if (kernel.outputs().empty()) return "the kernel has no outputs";
-  for (ValueId v : kernel.inputs())
-    if (!lowered_dtype(kernel.value(v).type.dtype))
-      return fmt::format("input dtype {} is not lowered", dtype_name(kernel.value(v).type.dtype));
   for (const Value& v : kernel.values()) {
     if (num_elements(v.type.shape) >= (int64_t{1} << 31))
       return fmt::format("value '{}' has 2^31 elements or more", v.name);
@@ -78,7 +80,9 @@ namespace {
 using Halide::Expr;
 using Halide::Func;
 
+// The type a value is computed in: f16 and bf16 in f32, bool as Bool.
 Halide::Type value_type(DType t) {
+  if (is_half(t)) return Halide::Float(32);
   return t == DType::boolean ? Halide::Bool() : storage_type(t);
 }
 
@@ -128,7 +132,18 @@ class Lowerer {
     if (lv.scalar.defined()) return lv.scalar;
     check(lv.func.defined(), "value '{}' is not lowered", g_.value(v).name);
     std::vector<Expr> args(idx.rbegin(), idx.rend());
+    const Value& value = g_.value(v);
+    // A computed f16/bf16 value is rounded to its type, as the interpreter stores it.
+    if (is_half(value.type.dtype) && value.producer != kNoNode)
+      return Halide::cast<float>(Halide::cast(storage_type(value.type.dtype), lv.func(args)));
     return lv.func(args);
+  }
+  // Value `v` (rank >= 1) as a Func of tensor coordinates as `load` reads it (inlined).
+  Func loader(ValueId v) const {
+    size_t rank = shape(v).size();
+    Func f(sanitize(g_.value(v).name) + "_read");
+    f(pure(rank)) = load(v, index(rank));
+    return f;
   }
   const Shape& shape(ValueId v) const { return g_.value(v).type.shape; }
   static int dim(int64_t d) { return static_cast<int>(d); }
@@ -148,6 +163,7 @@ class Lowerer {
 
   // From a stored element to its value type (bool bytes become Bool).
   static Expr from_storage(Expr e, DType t) {
+    if (is_half(t)) return Halide::cast<float>(e);
     return t == DType::boolean ? e != Halide::cast(e.type(), 0) : e;
   }
 
@@ -197,6 +213,13 @@ class Lowerer {
     if (n.op == "prim.Elementwise") return define(y, elementwise(n, idx));
     if (n.op == "prim.Reduce") return reduce(n);
     if (n.op == "prim.MatMul") return matmul(n);
+    if (n.op == "prim.Conv" || n.op == "prim.ConvTranspose") {
+      ValueId x = n.inputs[0], w = n.inputs[1];
+      ConvLowering c = lower_conv(n, loader(x), shape(x), loader(w), shape(w), ys, out_.vars,
+                                  sanitize(g_.value(y).name));
+      out_.values[y] = {c.func, Expr(), c.rdom, static_cast<int>(ys.size())};
+      return;
+    }
     if (n.op == "prim.Broadcast") {
       std::vector<Expr> in = idx;
       for (size_t d = 0; d < ys.size(); ++d)
@@ -378,7 +401,7 @@ class Lowerer {
     Shape cur_shape = shape(x);
     size_t rank = cur_shape.size();
     std::vector<Expr> idx = index(rank);
-    Func cur = out_.values[x].func;
+    Func cur = loader(x);
     for (size_t d = 0; d < rank; ++d) {
       const ResizeTaps& t = axes[d];
       if (t.identity) continue;
@@ -494,6 +517,10 @@ Halide::Type storage_type(DType dtype) {
       return Halide::Float(32);
     case DType::f64:
       return Halide::Float(64);
+    case DType::f16:
+      return Halide::Float(16);
+    case DType::bf16:
+      return Halide::BFloat(16);
     case DType::i8:
       return Halide::Int(8);
     case DType::u8:

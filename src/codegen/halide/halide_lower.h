@@ -4,6 +4,7 @@
 
 #include <Halide.h>
 
+#include <string>
 #include <vector>
 
 #include "codegen/halide/halide_backend.h"
@@ -33,6 +34,18 @@ Halide::Type storage_type(DType dtype);
 
 /// Builds the unscheduled pipeline; throws Unsupported for what halide_reject names.
 Lowered lower_kernel(const Graph& kernel);
+
+/// A convolution's Func (pure zero, one update over `rdom`) and its reduction domain.
+struct ConvLowering {
+  Halide::Func func;
+  Halide::RDom rdom;  // the kernel window (last kernel dim first), then the input channel
+};
+
+/// prim.Conv or prim.ConvTranspose of `x` (shape `xs`) by weights `w` (shape `ws`) into an output
+/// of shape `ys`, over `vars` (Halide dim k is tensor dim rank-1-k).
+ConvLowering lower_conv(const Node& n, const Halide::Func& x, const Shape& xs,
+                        const Halide::Func& w, const Shape& ws, const Shape& ys,
+                        const std::vector<Halide::Var>& vars, const std::string& name);
 
 /// Applies `schedule` (defaults where it is silent) to a lowered kernel.
 void apply_schedule(Lowered& lowered, const Graph& kernel, const HalideSchedule& schedule);

@@ -2,6 +2,7 @@
 // inlined, computed per output tile, or computed whole (root); linear primitives register-blocked.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 
 #include "codegen/halide/halide_lower.h"
@@ -12,6 +13,10 @@ namespace {
 // About this many elements per output tile: a few KiB of f32, well inside L1.
 constexpr int64_t kTileElements = 2048;
 constexpr int64_t kInnerTile = 256;
+// The most iterations of a reduction loop unrolled (a tile config's reduce step can be a row).
+constexpr int kMaxUnroll = 8;
+// The widest row a default tile keeps whole when the kernel reduces rows.
+constexpr int64_t kMaxRowTile = 16384;
 
 std::vector<int64_t> default_tile(const Shape& shape) {
   std::vector<int64_t> tile(shape.size(), 1);
@@ -22,15 +27,54 @@ std::vector<int64_t> default_tile(const Shape& shape) {
   return tile;
 }
 
+bool is_conv(const std::string& op) {
+  return op == "prim.Conv" || op == "prim.ConvTranspose";
+}
+
+// A conv output tile: a block of 8 output channels (dim 1) over about kTileElements / 8 pixels.
+std::vector<int64_t> conv_tile(const Shape& shape) {
+  std::vector<int64_t> tile = default_tile(shape);
+  size_t r = shape.size();
+  tile[1] = std::min<int64_t>(shape[1], 8);
+  if (r >= 4) tile[r - 2] = std::clamp<int64_t>(kTileElements / (8 * tile[r - 1]), 1, shape[r - 2]);
+  return tile;
+}
+
+// Whether a Reduce of the kernel reduces the innermost dim of its input (softmax rows).
+bool reduces_rows(const Graph& kernel) {
+  for (const Node& n : kernel.nodes()) {
+    if (n.op != "prim.Reduce") continue;
+    int64_t last = static_cast<int64_t>(kernel.value(n.inputs[0]).type.shape.size()) - 1;
+    for (int64_t a : attr_ints(n.attrs, "axes"))
+      if (a == last || a == -1) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 HalideSchedule default_halide_schedule(const Graph& kernel) {
   HalideSchedule s;
-  for (ValueId v : kernel.outputs()) s.tiles[v] = default_tile(kernel.value(v).type.shape);
+  bool conv = false;
+  for (const Node& n : kernel.nodes()) conv = conv || is_conv(n.op);
+  bool rows = reduces_rows(kernel);
+  for (ValueId v : kernel.outputs()) {
+    const Shape& shape = kernel.value(v).type.shape;
+    s.tiles[v] = conv && shape.size() >= 3 ? conv_tile(shape) : default_tile(shape);
+    // A tile of part of a row would recompute the row's reductions per tile.
+    if (rows && !conv && !shape.empty() && shape.back() <= kMaxRowTile) {
+      std::vector<int64_t>& tile = s.tiles[v];
+      tile.back() = shape.back();
+      if (shape.size() >= 2)
+        tile[shape.size() - 2] =
+            std::clamp<int64_t>(kTileElements / shape.back(), 1, shape[shape.size() - 2]);
+    }
+  }
   for (const Node& n : kernel.nodes())
     for (ValueId v : n.outputs)
-      s.placement[v] = n.op == "prim.Reduce" || n.op == "prim.MatMul" ? HalidePlacement::tile
-                                                                      : HalidePlacement::inline_;
+      s.placement[v] = n.op == "prim.Reduce" || n.op == "prim.MatMul" || is_conv(n.op)
+                           ? HalidePlacement::tile
+                           : HalidePlacement::inline_;
   return s;
 }
 
@@ -104,7 +148,50 @@ OutputLoops schedule_output(Func& out, const Shape& shape, std::vector<int64_t> 
   return loops;
 }
 
-// The loops of a stage computed at a tile or root: inner dim vectorized, matmuls blocked.
+// Register block of a linear stage: one vector of the innermost output dim times 4 of `rows`
+// (MatMul rows, conv output channels) accumulate in registers while the reduction runs outside.
+void register_block(Halide::Stage u, const LoweredValue& lv, const Shape& shape, Var col, Var rows,
+                    int64_t rows_extent, int vw, bool root, const std::vector<Var>& vars) {
+  size_t r = shape.size();
+  bool vec = vw > 1 && shape[r - 1] >= vw;
+  Var ji("ji"), jo("jo"), ii("ii"), io("io");
+  std::vector<Halide::VarOrRVar> order;
+  if (vec) {
+    u.split(col, jo, ji, vw, TailStrategy::GuardWithIf);
+    order.emplace_back(ji);
+  } else {
+    order.emplace_back(col);
+  }
+  bool block = rows_extent >= 4;
+  if (block) {
+    u.split(rows, io, ii, 4, TailStrategy::GuardWithIf);
+    order.emplace_back(ii);
+  } else {
+    order.emplace_back(rows);
+  }
+  for (int k = 0; k < lv.rdom.dimensions(); ++k) order.emplace_back(lv.rdom[k]);
+  if (vec) order.emplace_back(jo);
+  if (block) order.emplace_back(io);
+  u.reorder(order);
+  if (vec) u.vectorize(ji);
+  if (block) u.unroll(ii);
+  if (root && r >= 3 && shape[0] > 1)
+    u.parallel(vars[r - 1]);
+  else if (root && block)
+    u.parallel(io);
+}
+
+// Whether a Reduce's innermost reduction runs along the innermost input dim (rows of softmax,
+// LayerNorm): its output's innermost dim is 1, so only splitting the reduction vectorizes it.
+bool row_reduction(const Node& n, const Shape& shape) {
+  std::vector<int64_t> axes = attr_ints(n.attrs, "axes");
+  int64_t last = static_cast<int64_t>(shape.size()) - 1;
+  return n.op == "prim.Reduce" &&
+         std::any_of(axes.begin(), axes.end(), [&](int64_t a) { return a == last || a == -1; });
+}
+
+// The loops of a stage computed at a tile or root: inner dim vectorized, linear stages
+// register-blocked, row reductions split into vector lanes of partial results.
 void schedule_stage(Func& f, const LoweredValue& lv, const Node& n, const Shape& shape,
                     const HalideSchedule& s, bool root, const std::vector<Var>& vars) {
   size_t r = shape.size();
@@ -115,44 +202,31 @@ void schedule_stage(Func& f, const LoweredValue& lv, const Node& n, const Shape&
   if (root && r >= 2 && shape[0] > 1) f.parallel(vars[r - 1]);
   if (!f.has_update_definition()) return;
   Halide::Stage u = f.update();
-  if (n.op == "prim.MatMul") {
-    // Register block: 4 rows x one vector of columns, k outside the block.
-    Var ji("ji"), jo("jo"), ii("ii"), io("io");
-    Halide::RVar k = lv.rdom.x;
-    std::vector<Halide::VarOrRVar> order;
-    if (vec) {
-      u.split(vars[0], jo, ji, vw, TailStrategy::GuardWithIf);
-      order.emplace_back(ji);
-    } else {
-      order.emplace_back(vars[0]);
-    }
-    bool block = shape[r - 2] >= 4;
-    if (block) {
-      u.split(vars[1], io, ii, 4, TailStrategy::GuardWithIf);
-      order.emplace_back(ii);
-    } else {
-      order.emplace_back(vars[1]);
-    }
-    order.emplace_back(k);
-    if (vec) order.emplace_back(jo);
-    if (block) order.emplace_back(io);
-    u.reorder(order);
-    if (vec) u.vectorize(ji);
-    if (block) u.unroll(ii);
-    if (root && r >= 3)
-      u.parallel(vars[r - 1]);
-    else if (root && block)
-      u.parallel(io);
-    return;
-  }
+  if (n.op == "prim.MatMul")
+    return register_block(u, lv, shape, vars[0], vars[1], shape[r - 2], vw, root, vars);
+  if (is_conv(n.op))
+    return register_block(u, lv, shape, vars[0], vars[r - 2], shape[1], vw, root, vars);
   if (vec) u.vectorize(vars[0], vw, TailStrategy::GuardWithIf);
   if (root && r >= 2 && shape[0] > 1) u.parallel(vars[r - 1]);
   Halide::RVar inner = lv.rdom[0];
   auto it = s.reduce_steps.find(n.outputs[0]);
   int step = it != s.reduce_steps.end() ? it->second : s.reduce_step;
   const int64_t* extent = Halide::Internal::as_const_int(lv.rdom[0].extent());
-  // Only exact splits: a guarded tail would add a branch to every reduction step.
-  if (step > 1 && extent != nullptr && *extent % step == 0 && *extent > step) {
+  if (extent == nullptr) return;
+  if (!vec && vw > 1 && *extent >= 2 * vw && row_reduction(n, shape)) {
+    // vw partial results, one per lane, reduced into the row at the end (rfactor).
+    Halide::RVar ro("ro"), ri("ri");
+    Var lane("lane");
+    u.split(inner, ro, ri, vw, TailStrategy::GuardWithIf);
+    Func partial = u.rfactor(ri, lane);
+    partial.compute_at(f, vars[0]).vectorize(lane);
+    partial.update().vectorize(lane);
+    return;
+  }
+  // Only exact splits: a guarded tail would add a branch to every reduction step. The step is
+  // an unroll factor here, so it is capped.
+  step = std::min(step, kMaxUnroll);
+  if (step > 1 && *extent % step == 0 && *extent > step) {
     Halide::RVar ro("ro"), ri("ri");
     u.split(inner, ro, ri, step).unroll(ri);
   }

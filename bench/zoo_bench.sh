@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# `./run bench`: every zoo model side by side, in one run, at 1 and 2 threads: ONNX Runtime,
+# ONNX Runtime on orch's primitive graph, and orch with one kernel per operator, greedy fusion
+# and full orchestration. Prints a markdown table, writes build/bench/results.csv and draws
+# build/bench/speedup.svg (gnuplot) of the speedup over ONNX Runtime.
+#
+#   bench/zoo_bench.sh [BUILD_DIR]
+#   ORCH_BENCH_MODELS="candy vit-b16-layer"  models (default: every zoo model)
+#   ORCH_BENCH_SIZE=64                         input size for every model (default: published)
+#   ORCH_BENCH_THREADS="1 2"  ORCH_BENCH_RUNS=30
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+orch="$build/tools/orch/orch"
+work="$build/bench"
+runs=${ORCH_BENCH_RUNS:-30}
+thread_counts=${ORCH_BENCH_THREADS:-"1 2"}
+models=${ORCH_BENCH_MODELS:-$("$orch" zoo list | awk 'NR > 1 && $1 != "" {print $1}')}
+size_flag=()
+[ -n "${ORCH_BENCH_SIZE:-}" ] && size_flag=(--size "$ORCH_BENCH_SIZE")
+mkdir -p "$work"
+csv="$work/results.csv"
+echo "model,threads,runner,latency_ms,kernels,tuning_s,peak_arena_mib" >"$csv"
+
+median_ms() {  # MODULE_DIR THREADS
+  "$orch" run "$1" --input "$input_name=$dir/ort/input_0.npy" --out "$dir/out" \
+    --repeat "$runs" --threads "$2" | tail -n 1 | sed 's/.*median=\([0-9.]*\).*/\1/'
+}
+ort_ms() {  # MODEL THREADS
+  node tools/ort/run_model.js "$1" "$dir/ort" --threads "$2" --bench "$runs" |
+    sed -n 's/.*median_ms=\([0-9.]*\).*/\1/p'
+}
+module_field() {  # MODULE_DIR PYTHON_EXPRESSION_OF_m
+  /usr/bin/python3 -c "import json,sys; m=json.load(open(sys.argv[1]+'/manifest.json')); print($2)" "$1"
+}
+
+for model in $models; do
+  dir="$work/$model"
+  mkdir -p "$dir/ort"
+  echo "== $model" >&2
+  "$orch" zoo build "$model" "${size_flag[@]}" -o "$dir/model.onnx" >&2
+  "$orch" fission "$dir/model.onnx" -o "$dir/primitives.onnx" >&2
+  for policy in operator greedy full; do
+    start=$(date +%s.%N)
+    "$orch" optimize "$dir/model.onnx" -o "$dir/$policy" --fusion "$policy" --quiet >&2
+    echo "$(echo "$(date +%s.%N) - $start" | bc)" >"$dir/$policy.seconds"
+  done
+  input_name=$(module_field "$dir/full" "m['inputs'][0]['name']")
+  /usr/bin/python3 - "$dir" <<'PY'
+import json, sys, numpy as np
+d = sys.argv[1]
+spec = json.load(open(f"{d}/full/manifest.json"))["inputs"][0]
+np.save(f"{d}/ort/input_0.npy",
+        np.random.default_rng(1).uniform(-1, 1, spec["shape"]).astype(np.float32))
+PY
+  for threads in $thread_counts; do
+    echo "$model,$threads,ort,$(ort_ms "$dir/model.onnx" "$threads"),,," >>"$csv"
+    echo "$model,$threads,ort-primitives,$(ort_ms "$dir/primitives.onnx" "$threads"),,," >>"$csv"
+    for policy in operator greedy full; do
+      echo "$model,$threads,orch-$policy,$(median_ms "$dir/$policy" "$threads"),$(module_field \
+        "$dir/$policy" "len(m['kernels'])"),$(cat "$dir/$policy.seconds"),$(module_field \
+        "$dir/$policy" "round(m['arena_bytes'] / 2**20, 2)")" >>"$csv"
+    done
+  done
+done
+
+/usr/bin/python3 - "$csv" "$work" <<'PY'
+import csv, math, sys, collections
+rows = list(csv.DictReader(open(sys.argv[1])))
+work = sys.argv[2]
+by = collections.defaultdict(dict)
+for r in rows:
+    by[(r["model"], r["threads"])][r["runner"]] = r
+runners = ["ort", "ort-primitives", "orch-operator", "orch-greedy", "orch-full"]
+print("| model | threads | " + " | ".join(f"{r} ms" for r in runners) +
+      " | full vs ORT | kernels op/greedy/full | tuning s (full) | peak arena MiB |")
+print("|---|---:|" + "---:|" * (len(runners) + 4))
+speedups = collections.defaultdict(list)
+for (model, threads), rs in by.items():
+    ms = {r: float(rs[r]["latency_ms"]) if r in rs and rs[r]["latency_ms"] else math.nan
+          for r in runners}
+    ratio = ms["ort"] / ms["orch-full"]
+    speedups[threads].append(ratio)
+    kernels = "/".join(rs[f"orch-{p}"]["kernels"] for p in ["operator", "greedy", "full"])
+    print(f"| {model} | {threads} | " + " | ".join(f"{ms[r]:.3f}" for r in runners) +
+          f" | {ratio:.2f}x | {kernels} | {float(rs['orch-full']['tuning_s']):.0f} | "
+          f"{rs['orch-full']['peak_arena_mib']} |")
+for threads, values in speedups.items():
+    geo = math.exp(sum(math.log(v) for v in values) / len(values))
+    print(f"\ngeometric mean speedup of orch full over ONNX Runtime at {threads} threads: "
+          f"{geo:.2f}x (min {min(values):.2f}x)")
+with open(f"{work}/speedup.dat", "w") as f:
+    for (model, threads), rs in by.items():
+        f.write(f"{model}/{threads}t {float(rs['ort']['latency_ms']) / float(rs['orch-full']['latency_ms'])}\n")
+PY
+if command -v gnuplot >/dev/null; then
+  gnuplot -e "set terminal svg size 900,400; set output '$work/speedup.svg';
+    set style data histograms; set style fill solid; set ylabel 'speedup over ONNX Runtime';
+    set xtics rotate by -30; set key off; set grid y;
+    plot '$work/speedup.dat' using 2:xtic(1)"
+  echo "chart: $work/speedup.svg" >&2
+fi
+echo "csv: $csv" >&2

@@ -1,0 +1,149 @@
+#include "driver/optimize.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <map>
+
+#include "interp/interpreter.h"
+#include "interp/random_inputs.h"
+#include "ir/error.h"
+#include "orch/module.h"
+#include "runtime/module_format.h"
+
+namespace orch::driver {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+void say(const OptimizeOptions& options, std::string_view line) {
+  if (options.log) options.log(line);
+}
+
+// "" when `got` matches `want`, else the first element that differs.
+std::string compare(const Tensor& want, const Tensor& got) {
+  if (want.dtype() != got.dtype() || want.shape() != got.shape())
+    return fmt::format("type {} instead of {}", format_type({got.dtype(), got.shape()}),
+                       format_type({want.dtype(), want.shape()}));
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    double a = want.get(i), b = got.get(i);
+    if (a == b || (std::isnan(a) && std::isnan(b))) continue;
+    if (!(std::abs(a - b) <= 1e-4 + 1e-3 * std::abs(a)))
+      return fmt::format("element {}: interpreter {}, module {}", i, a, b);
+  }
+  return "";
+}
+
+// A module may replace `to` only when it is absent, empty or a module directory.
+void check_replaceable(const fs::path& to) {
+  bool replaceable =
+      !fs::exists(to) ||
+      (fs::is_directory(to) && (fs::is_empty(to) || fs::exists(to / runtime::kManifestFile)));
+  check(replaceable, "{}: exists and is not a module directory; not replacing it", to.string());
+}
+
+// Moves `from` to `to`, replacing `to`.
+void install(const fs::path& from, const fs::path& to) {
+  check_replaceable(to);
+  if (fs::exists(to)) fs::remove_all(to);
+  fs::rename(from, to);
+}
+
+}  // namespace
+
+void validate_module(const std::string& dir, const Graph& graph, uint64_t seed, int threads) {
+  Module module = Module::load(dir);
+  module.set_threads(threads);
+  // The interpreter's value of everything a kernel writes, by name.
+  Graph all = graph;
+  std::vector<ValueId> written;
+  for (const KernelSpec& k : module.kernels())
+    for (const TensorSpec& out : k.outputs) {
+      ValueId v = graph.find_value(out.name);
+      check(v != kNoValue, "{}: kernel {} writes '{}', which the graph does not have", dir, k.name,
+            out.name);
+      written.push_back(v);
+    }
+  all.set_outputs(written);
+  std::vector<Tensor> inputs = interp::random_inputs(graph, seed);
+  std::vector<Tensor> values = interp::interpret(all, inputs);
+  std::map<std::string, const Tensor*> want;
+  for (size_t i = 0; i < written.size(); ++i) want[graph.value(written[i]).name] = &values[i];
+
+  Context context = module.new_context();
+  std::vector<Tensor> outputs =
+      module.run(context, inputs, [&](int k, std::span<const Tensor> got) {
+        const KernelSpec& spec = module.kernels()[k];
+        for (size_t i = 0; i < got.size(); ++i) {
+          std::string diff = compare(*want.at(spec.outputs[i].name), got[i]);
+          if (!diff.empty())
+            fail("validation: the output '{}' differs from the interpreter: {}",
+                 spec.outputs[i].name, diff);
+        }
+      });
+  std::vector<Tensor> expected = interp::interpret(graph, inputs);
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    std::string diff = compare(expected[i], outputs[i]);
+    check(diff.empty(), "validation: module output {} '{}' differs from the interpreter: {}", i,
+          module.outputs()[i].name, diff);
+  }
+}
+
+stitch::StitchResult build_module(const Graph& graph, const OrchestrationProblem& problem,
+                                  const Plan& plan, std::span<const codegen::KernelChoice> choices,
+                                  const std::string& out_dir, const OptimizeOptions& options) {
+  fs::path out = fs::absolute(out_dir).lexically_normal();
+  if (out.filename().empty()) out = out.parent_path();
+  fs::path temp = out.parent_path() / fmt::format(".{}.tmp-{}", out.filename().string(), getpid());
+  check_replaceable(out);  // before the work, not after it
+  fs::remove_all(temp);
+  try {
+    stitch::StitchResult result =
+        stitch::stitch(graph, problem, plan, choices, temp.string(), options.stitch);
+    say(options, fmt::format("stitched {} kernels in {:.1f} s", result.kernels, result.seconds));
+    if (options.validate) {
+      auto start = Clock::now();
+      validate_module(temp.string(), graph, options.seed, options.threads);
+      say(options,
+          fmt::format("validated against the interpreter in {:.1f} s", seconds_since(start)));
+    }
+    install(temp, out);
+    return result;
+  } catch (...) {
+    std::error_code ignored;
+    fs::remove_all(temp, ignored);
+    throw;
+  }
+}
+
+OptimizeResult optimize_model(const std::string& model_path, const std::string& out_dir,
+                              const OptimizeOptions& options) {
+  auto start = Clock::now();
+  OptimizeResult result;
+  Graph graph = primitive_graph(model_path, options.pipeline);
+  result.primitives = static_cast<int>(graph.num_nodes());
+  say(options, fmt::format("{}: {} primitives", model_path, result.primitives));
+  auto tune_start = Clock::now();
+  TunedModel tuned = tune_model(std::move(graph), options.tune);
+  result.tune_seconds = seconds_since(tune_start);
+  result.tune = tuned.stats;
+  result.objective_us = tuned.plan.objective_us;
+  say(options, fmt::format("tuned in {:.1f} s: {} kernels, {:.1f} us", result.tune_seconds,
+                           tuned.plan.kernels.size(), tuned.plan.objective_us));
+  auto stitch_start = Clock::now();
+  result.module =
+      build_module(tuned.graph, tuned.problem, tuned.plan, tuned.choices, out_dir, options);
+  result.stitch_seconds = result.module.seconds;
+  result.validate_seconds = seconds_since(stitch_start) - result.module.seconds;
+  result.total_seconds = seconds_since(start);
+  return result;
+}
+
+}  // namespace orch::driver

@@ -1,0 +1,59 @@
+// `orch optimize`: a model file becomes a compiled module directory, validated against the
+// interpreter. The pipeline: primitive graph (import, fission), tune (candidates, measurement,
+// BLP), stitch (kernels, driver, memory plan, weights), validate, then an atomic rename.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "driver/pipeline.h"
+#include "driver/tune.h"
+#include "stitch/stitch.h"
+
+namespace orch::driver {
+
+struct OptimizeOptions {
+  PipelineOptions pipeline;
+  TuneOptions tune;
+  stitch::StitchOptions stitch;
+  int threads = 0;       // kernel threads while validating; 0: one per core
+  bool validate = true;  // run the module on random inputs against the interpreter
+  uint64_t seed = 1;     // of the validation inputs
+  std::function<void(std::string_view)> log;  // progress lines; null: silent
+};
+
+/// What optimize built and what each step cost.
+struct OptimizeResult {
+  stitch::StitchResult module;
+  TuneStats tune;
+  int primitives = 0;
+  double objective_us = 0;
+  double tune_seconds = 0;
+  double stitch_seconds = 0;
+  double validate_seconds = 0;
+  double total_seconds = 0;
+};
+
+/// Optimizes the model at `model_path` into the module directory `out_dir`. The module is
+/// written to a temporary directory beside `out_dir` and renamed at the end, so an interrupted
+/// or failed run never leaves a module that looks valid; an existing `out_dir` is replaced only
+/// when it is a module directory (or empty). Throws Error on any failure.
+OptimizeResult optimize_model(const std::string& model_path, const std::string& out_dir,
+                              const OptimizeOptions& options);
+
+/// Stitches an orchestrated plan into `out_dir` the same way (temporary directory, validation
+/// unless options.validate is false, rename): the part of optimize_model after tuning.
+stitch::StitchResult build_module(const Graph& graph, const OrchestrationProblem& problem,
+                                  const Plan& plan, std::span<const codegen::KernelChoice> choices,
+                                  const std::string& out_dir, const OptimizeOptions& options);
+
+/// Loads the module in `dir`, runs it on random inputs (seeded) and compares the values every
+/// kernel writes with the interpreter's on `graph` (the primitive graph it was built from),
+/// kernel by kernel. Throws Error naming the first kernel whose output differs, the value and
+/// the element. Tolerance: |got - want| <= 1e-4 + 1e-3 |want| (kernels sum in f32 in another
+/// order than the interpreter's double sums).
+void validate_module(const std::string& dir, const Graph& graph, uint64_t seed, int threads = 0);
+
+}  // namespace orch::driver

@@ -1,0 +1,176 @@
+#include "profile/measure.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "codegen/dnnl/dnnl_backend.h"
+#include "codegen/halide/halide_backend.h"
+#include "codegen/reference_backend.h"
+#include "interp/interpreter.h"
+#include "interp/random_inputs.h"
+#include "ir/error.h"
+#include "schedule/search.h"
+
+namespace orch::profile {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::vector<Tensor> allocate_outputs(const Graph& kernel) {
+  std::vector<Tensor> outputs;
+  for (ValueId v : kernel.outputs())
+    outputs.emplace_back(kernel.value(v).type.dtype, kernel.value(v).type.shape);
+  return outputs;
+}
+
+std::unique_ptr<codegen::Kernel> compile_with(const Graph& kernel, const codegen::Backend& backend,
+                                              const std::string& config) {
+  if (config.empty()) return backend.compile(kernel);
+  if (backend.name == "halide") {
+    codegen::HalideSchedule schedule = codegen::halide_schedule_from_text(config);
+    return codegen::halide_jit(kernel, &schedule).kernel;
+  }
+  fail("backend {} has no configuration '{}'", backend.name, config);
+}
+
+}  // namespace
+
+BackendSet default_backends() {
+  return {{&codegen::dnnl_backend(), &codegen::halide_backend()}, &codegen::reference_backend()};
+}
+
+std::vector<std::string> halide_configs(const Graph& kernel, const schedule::Machine& machine,
+                                        int count) {
+  std::vector<std::string> out;
+  if (count <= 0) return out;
+  schedule::TileGraph tg = schedule::make_tile_graph(kernel);
+  schedule::SearchResult result = schedule::search_tiles(tg, machine, {.top_k = count});
+  for (const schedule::ScoredConfig& c : result.configs) {
+    std::string text = codegen::halide_schedule_to_text(
+        codegen::halide_schedule_from_tile_config(kernel, c.config));
+    if (!text.empty() && std::find(out.begin(), out.end(), text) == out.end()) out.push_back(text);
+  }
+  return out;
+}
+
+std::vector<const codegen::Backend*> accepting_backends(const BackendSet& set,
+                                                        const Graph& kernel) {
+  std::vector<const codegen::Backend*> out;
+  for (const codegen::Backend* b : set.backends)
+    if (b->reject(kernel).empty()) out.push_back(b);
+  if (out.empty() && set.fallback) out.push_back(set.fallback);
+  return out;
+}
+
+std::string compare_outputs(const Graph& kernel, std::span<const Tensor> got,
+                            std::span<const Tensor> want, double rtol, double atol) {
+  if (got.size() != want.size())
+    return fmt::format("{} outputs computed, {} expected", got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    std::string name = i < kernel.outputs().size() ? kernel.value(kernel.outputs()[i]).name : "";
+    if (got[i].shape() != want[i].shape() || got[i].dtype() != want[i].dtype())
+      return fmt::format("output {} '{}' has the wrong type", i, name);
+    std::vector<double> a = got[i].to_doubles();
+    std::vector<double> b = want[i].to_doubles();
+    double worst = 0;
+    int64_t at = -1;
+    for (size_t k = 0; k < a.size(); ++k) {
+      if (std::isnan(a[k]) && std::isnan(b[k])) continue;
+      double err = std::abs(a[k] - b[k]);
+      bool bad = !(err <= atol + rtol * std::abs(b[k]));
+      if (bad && (at < 0 || !(err <= worst))) {
+        worst = err;
+        at = static_cast<int64_t>(k);
+      }
+    }
+    if (at >= 0)
+      return fmt::format("output {} '{}': max error {:.3g} at element {} (got {:.6g}, want {:.6g})",
+                         i, name, worst, at, a[at], b[at]);
+  }
+  return "";
+}
+
+PreparedKernel prepare(const Graph& kernel, const codegen::Backend& backend,
+                       const std::string& config, std::span<const Tensor> inputs,
+                       std::span<const Tensor> reference, const MeasureOptions& options) {
+  PreparedKernel p;
+  p.result.backend = std::string(backend.name);
+  p.result.config = config;
+  p.inputs.assign(inputs.begin(), inputs.end());
+  Clock::time_point start = Clock::now();
+  try {
+    p.kernel = compile_with(kernel, backend, config);
+  } catch (const std::exception& e) {
+    p.result.reason = fmt::format("compile: {}", e.what());
+    return p;
+  }
+  p.result.compile_s = seconds_since(start);
+  std::vector<Tensor> outputs = allocate_outputs(kernel);
+  try {
+    p.kernel->run(p.inputs, outputs);
+  } catch (const std::exception& e) {
+    p.result.reason = fmt::format("run: {}", e.what());
+    p.kernel.reset();
+    return p;
+  }
+  std::string mismatch = compare_outputs(kernel, outputs, reference, options.rtol, options.atol);
+  if (!mismatch.empty()) {
+    p.result.reason = fmt::format("mismatch with the interpreter: {}", mismatch);
+    p.kernel.reset();
+    return p;
+  }
+  p.result.ok = true;
+  return p;
+}
+
+void time_kernel(PreparedKernel& p, const Graph& kernel, const MeasureOptions& options) {
+  if (!p.kernel) return;
+  std::vector<Tensor> outputs = allocate_outputs(kernel);
+  std::vector<double> us;
+  try {
+    p.kernel->run(p.inputs, outputs);  // warm-up
+    Clock::time_point start = Clock::now();
+    while (static_cast<int>(us.size()) < options.max_runs &&
+           (static_cast<int>(us.size()) < options.min_runs ||
+            seconds_since(start) * 1e3 < options.budget_ms)) {
+      Clock::time_point t = Clock::now();
+      p.kernel->run(p.inputs, outputs);
+      us.push_back(seconds_since(t) * 1e6);
+    }
+  } catch (const std::exception& e) {
+    p.result.ok = false;
+    p.result.reason = fmt::format("run: {}", e.what());
+    return;
+  }
+  std::sort(us.begin(), us.end());
+  p.result.runs = static_cast<int>(us.size());
+  p.result.min_us = us.front();
+  p.result.max_us = us.back();
+  size_t n = us.size();
+  p.result.median_us = n % 2 ? us[n / 2] : (us[n / 2 - 1] + us[n / 2]) / 2;
+}
+
+Measurement measure(const Graph& kernel, const codegen::Backend& backend, const std::string& config,
+                    const MeasureOptions& options) {
+  std::vector<Tensor> inputs = interp::random_inputs(kernel, options.seed);
+  std::vector<Tensor> reference;
+  try {
+    reference = interp::interpret(kernel, inputs);
+  } catch (const std::exception& e) {
+    Measurement m{.backend = std::string(backend.name), .config = config};
+    m.reason = fmt::format("interpreter: {}", e.what());
+    return m;
+  }
+  PreparedKernel p = prepare(kernel, backend, config, inputs, reference, options);
+  time_kernel(p, kernel, options);
+  return p.result;
+}
+
+}  // namespace orch::profile

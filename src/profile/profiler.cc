@@ -1,0 +1,315 @@
+#include "profile/profiler.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <sstream>
+#include <thread>
+
+#include "interp/interpreter.h"
+#include "interp/random_inputs.h"
+#include "ir/error.h"
+
+namespace orch::profile {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string clean(std::string text) {
+  for (char& c : text)
+    if (c == '\t' || c == '\n' || c == '\r') c = ' ';
+  return text;
+}
+
+std::string encode(const Measurement& m) {
+  return fmt::format("R\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n", clean(m.backend), clean(m.config),
+                     m.ok ? 1 : 0, m.median_us, m.min_us, m.max_us, m.runs, m.compile_s,
+                     clean(m.reason));
+}
+
+Measurement decode(const std::string& line) {
+  std::vector<std::string> f;
+  std::stringstream in(line);
+  for (std::string field; std::getline(in, field, '\t');) f.push_back(field);
+  f.resize(10);
+  Measurement m;
+  m.backend = f[1];
+  m.config = f[2];
+  m.ok = f[3] == "1";
+  m.median_us = std::atof(f[4].c_str());
+  m.min_us = std::atof(f[5].c_str());
+  m.max_us = std::atof(f[6].c_str());
+  m.runs = std::atoi(f[7].c_str());
+  m.compile_s = std::atof(f[8].c_str());
+  m.reason = f[9];
+  return m;
+}
+
+void send_all(int fd, const std::string& text) {
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = ::send(fd, text.data() + done, text.size() - done, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) _exit(2);
+    done += static_cast<size_t>(n);
+  }
+}
+
+// The child: measure `kernel` with each accepting backend, report over `fd`, exit.
+[[noreturn]] void child_main(int fd, const Graph& kernel, const ProfilerOptions& options) {
+  int null_fd = ::open("/dev/null", O_WRONLY);
+  if (null_fd >= 0) {
+    ::dup2(null_fd, STDOUT_FILENO);
+    ::dup2(null_fd, STDERR_FILENO);
+  }
+  std::vector<const codegen::Backend*> backends;
+  try {
+    backends = accepting_backends(options.backends, kernel);
+  } catch (const std::exception& e) {
+    send_all(fd, encode({.backend = "?", .reason = fmt::format("reject: {}", e.what())}));
+    _exit(0);
+  }
+  std::vector<Tensor> inputs;
+  std::vector<Tensor> reference;
+  try {
+    inputs = interp::random_inputs(kernel, options.measure.seed);
+    reference = interp::interpret(kernel, inputs);
+  } catch (const std::exception& e) {
+    for (const codegen::Backend* b : backends)
+      send_all(fd, encode({.backend = std::string(b->name),
+                           .reason = fmt::format("interpreter: {}", e.what())}));
+    _exit(0);
+  }
+  std::vector<PreparedKernel> prepared;
+  for (const codegen::Backend* b : backends) {
+    std::vector<std::string> configs{""};
+    if (b->name == "halide" && options.halide_configs > 0) {
+      try {
+        for (std::string& c : halide_configs(kernel, options.machine, options.halide_configs))
+          configs.push_back(std::move(c));
+      } catch (const std::exception&) {
+        // No tile graph for this kernel: the default schedule alone.
+      }
+    }
+    for (const std::string& config : configs) {
+      send_all(fd, fmt::format("B\t{}\n", b->name));
+      PreparedKernel p = prepare(kernel, *b, config, inputs, reference, options.measure);
+      if (p.result.ok)
+        prepared.push_back(std::move(p));
+      else
+        send_all(fd, encode(p.result));
+    }
+  }
+  // Every generator failed: the fallback still gives the kernel a (slow) working version.
+  const codegen::Backend* fallback = options.backends.fallback;
+  if (prepared.empty() && fallback &&
+      std::find(backends.begin(), backends.end(), fallback) == backends.end()) {
+    send_all(fd, fmt::format("B\t{}\n", fallback->name));
+    PreparedKernel p = prepare(kernel, *fallback, "", inputs, reference, options.measure);
+    if (p.result.ok)
+      prepared.push_back(std::move(p));
+    else
+      send_all(fd, encode(p.result));
+  }
+  if (!prepared.empty()) {
+    send_all(fd, "T\n");
+    char token = 0;
+    while (::read(fd, &token, 1) < 0 && errno == EINTR) {
+    }
+    for (PreparedKernel& p : prepared) {
+      send_all(fd, fmt::format("B\t{}\n", p.result.backend));
+      time_kernel(p, kernel, options.measure);
+      send_all(fd, encode(p.result));
+    }
+  }
+  _exit(0);
+}
+
+struct Child {
+  pid_t pid = -1;
+  int fd = -1;
+  size_t job = 0;
+  std::string buffer;
+  std::string backend = "?";  // what it is working on
+  std::vector<Measurement> results;
+  Clock::time_point deadline;
+  bool waiting_token = false;
+  std::string timeout;  // why it was killed, when it was
+};
+
+// CPU seconds of process `pid` (user + system, all threads); 0 when unreadable.
+double cpu_seconds(pid_t pid) {
+  std::ifstream in(fmt::format("/proc/{}/stat", pid));
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t paren = stat.rfind(')');
+  if (paren == std::string::npos) return 0;
+  std::istringstream fields(stat.substr(paren + 2));
+  std::string field;
+  double ticks = 0;
+  for (int i = 3; i <= 15 && fields >> field; ++i)
+    if (i == 14 || i == 15) ticks += std::atof(field.c_str());
+  return ticks / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
+std::string signal_name(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  return abbrev ? fmt::format("SIG{}", abbrev) : fmt::format("signal {}", sig);
+}
+
+}  // namespace
+
+void profile_kernels(std::span<const Graph* const> kernels, const ProfilerOptions& options,
+                     const std::function<void(size_t, std::vector<Measurement>)>& on_done) {
+  const int jobs = options.jobs > 0
+                       ? options.jobs
+                       : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const double wall_s =
+      options.wall_timeout_s > 0 ? options.wall_timeout_s : 10 * options.timeout_s;
+  const auto timeout =
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(wall_s));
+  std::vector<Child> active;
+  std::deque<pid_t> token_queue;
+  pid_t token_holder = -1;
+  size_t next = 0;
+
+  auto grant = [&] {
+    while (token_holder < 0 && !token_queue.empty()) {
+      pid_t pid = token_queue.front();
+      token_queue.pop_front();
+      for (Child& c : active) {
+        if (c.pid != pid) continue;
+        token_holder = pid;
+        c.waiting_token = false;
+        c.deadline = Clock::now() + timeout;
+        char token = 'G';
+        if (::send(c.fd, &token, 1, MSG_NOSIGNAL) != 1) token_holder = -1;
+      }
+    }
+  };
+
+  auto finish = [&](size_t index) {
+    Child c = std::move(active[index]);
+    active.erase(active.begin() + static_cast<std::ptrdiff_t>(index));
+    ::close(c.fd);
+    int status = 0;
+    while (::waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    std::string reason;
+    if (!c.timeout.empty())
+      reason = c.timeout;
+    else if (WIFSIGNALED(status))
+      reason = fmt::format("crashed: {}", signal_name(WTERMSIG(status)));
+    else if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
+      reason = fmt::format("worker exited with status {}", WEXITSTATUS(status));
+    if (!reason.empty())
+      c.results.push_back({.backend = c.backend, .reason = reason});
+    else if (c.results.empty())
+      c.results.push_back({.backend = c.backend, .reason = "worker produced no result"});
+    if (token_holder == c.pid) token_holder = -1;
+    std::erase(token_queue, c.pid);
+    grant();
+    on_done(c.job, std::move(c.results));
+  };
+
+  while (next < kernels.size() || !active.empty()) {
+    while (static_cast<int>(active.size()) < jobs && next < kernels.size()) {
+      int fds[2];
+      check(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) == 0,
+            "profiler: socketpair failed: {}", std::strerror(errno));
+      std::fflush(nullptr);  // so the child inherits no buffered output to flush twice
+      pid_t pid = ::fork();
+      if (pid < 0) {
+        ::close(fds[0]);
+        ::close(fds[1]);
+        if (active.empty()) fail("profiler: fork failed: {}", std::strerror(errno));
+        break;
+      }
+      if (pid == 0) {
+        ::close(fds[0]);
+        for (const Child& c : active) ::close(c.fd);
+        child_main(fds[1], *kernels[next], options);
+      }
+      ::close(fds[1]);
+      active.push_back({.pid = pid, .fd = fds[0], .job = next, .deadline = Clock::now() + timeout});
+      ++next;
+    }
+
+    std::vector<pollfd> polls;
+    Clock::time_point first_deadline = Clock::time_point::max();
+    for (const Child& c : active) {
+      polls.push_back({.fd = c.fd, .events = POLLIN});
+      if (!c.waiting_token) first_deadline = std::min(first_deadline, c.deadline);
+    }
+    int wait_ms = -1;
+    if (first_deadline != Clock::time_point::max()) {
+      auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(first_deadline - Clock::now());
+      wait_ms = static_cast<int>(std::max<int64_t>(0, left.count() + 1));
+    }
+    if (!active.empty()) wait_ms = wait_ms < 0 ? 250 : std::min(wait_ms, 250);  // CPU limits
+    int ready = ::poll(polls.data(), polls.size(), wait_ms);
+    if (ready < 0 && errno != EINTR) fail("profiler: poll failed: {}", std::strerror(errno));
+
+    // Read what arrived; children whose socket closed are finished below.
+    std::vector<pid_t> closed;
+    for (size_t i = 0; ready > 0 && i < polls.size(); ++i) {
+      if (!(polls[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      Child& c = active[i];
+      char buf[4096];
+      ssize_t n = ::read(c.fd, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        closed.push_back(c.pid);
+        continue;
+      }
+      c.buffer.append(buf, static_cast<size_t>(n));
+      for (size_t end; (end = c.buffer.find('\n')) != std::string::npos;) {
+        std::string line = c.buffer.substr(0, end);
+        c.buffer.erase(0, end + 1);
+        if (line.rfind("B\t", 0) == 0) {
+          c.backend = line.substr(2);
+        } else if (line == "T") {
+          c.waiting_token = true;
+          token_queue.push_back(c.pid);
+        } else if (line.rfind("R\t", 0) == 0) {
+          c.results.push_back(decode(line));
+        }
+      }
+    }
+    grant();
+    Clock::time_point now = Clock::now();
+    for (Child& c : active) {
+      if (!c.timeout.empty()) continue;
+      if (!c.waiting_token && now >= c.deadline)
+        c.timeout = fmt::format("timeout after {:g} s", wall_s);
+      else if (cpu_seconds(c.pid) > options.timeout_s)
+        c.timeout = fmt::format("timeout after {:g} s of CPU time", options.timeout_s);
+      if (c.timeout.empty()) continue;
+      ::kill(c.pid, SIGKILL);
+      closed.push_back(c.pid);
+    }
+    for (pid_t pid : closed) {
+      for (size_t i = 0; i < active.size(); ++i) {
+        if (active[i].pid == pid) {
+          finish(i);
+          break;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace orch::profile

@@ -1,0 +1,43 @@
+// Isolated, parallel measurement: each kernel is measured in a child process forked from the
+// caller, so a backend that crashes or hangs costs that kernel, not the run.
+//
+// Design: the caller forks one child per kernel, up to `jobs` at once. A child decides which
+// backends accept its kernel (profile/measure.h), compiles and checks each one, then asks the
+// parent for the timing token over its socket; the parent hands the token to one child at a
+// time, so compiles overlap but timings never do. Each result travels back as one line as soon
+// as it is known. A child that dies by a signal yields "crashed: SIGSEGV" for the backend it was
+// working on; one that outlives its timeout (counted while it compiles, and again while it holds
+// the token) is killed and yields "timeout after 10 s".
+//
+// Children are forked without exec, so they inherit the caller's memory (the kernel graphs and
+// the backends, test backends included). The caller must not have initialized Halide's or
+// oneDNN's thread pools (fork keeps only the calling thread): orch's parent process never
+// compiles or runs a kernel itself.
+#pragma once
+
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "profile/measure.h"
+
+namespace orch::profile {
+
+struct ProfilerOptions {
+  int jobs = 0;               // children at once; 0: the number of cores
+  double timeout_s = 30;      // CPU seconds per child (all its threads)
+  double wall_timeout_s = 0;  // per phase (compile, timing); 0: ten times timeout_s
+  MeasureOptions measure;
+  int halide_configs = 1;     // tile-search configurations measured besides Halide's default
+  schedule::Machine machine;  // the tile search's machine (when halide_configs > 0)
+  BackendSet backends = default_backends();
+};
+
+/// Measures each kernel in its own child process with every accepting backend (and with the
+/// fallback too when all of them fail to compile or to match the interpreter) and calls
+/// `on_done(i, measurements)` in the caller as kernel i finishes (in completion order; never
+/// an empty list). Throws Error only when no child can be started.
+void profile_kernels(std::span<const Graph* const> kernels, const ProfilerOptions& options,
+                     const std::function<void(size_t, std::vector<Measurement>)>& on_done);
+
+}  // namespace orch::profile

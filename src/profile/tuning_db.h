@@ -1,0 +1,103 @@
+// The tuning database: every measurement of a candidate kernel, in SQLite, so that tuning is
+// resumable after any interruption and a second run measures nothing.
+//
+// A record is keyed by (kernel hash, output set, machine fingerprint, backend, config, orch
+// version). The kernel hash is structural_hash(kernel, /*contents=*/false): latency does not
+// depend on weight values, so repeated layers share their records. Each record is committed in
+// its own transaction as soon as it is measured; the database runs in WAL mode with a busy
+// timeout, so two tuning processes may write at once and `kill -9` loses at most the
+// measurements in flight.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+struct sqlite3;
+
+namespace orch::profile {
+
+/// orch's version, part of every key (a new version re-measures).
+inline constexpr const char* kOrchVersion = "0.1.0";
+
+/// One measurement of one kernel with one backend configuration.
+struct TuningRecord {
+  std::string kernel_hash;  // format_hash(structural_hash(kernel, false))
+  std::string outputs;      // the kernel's output types, "f32[1,64];f32[1,64]"
+  std::string machine;      // machine_fingerprint()
+  std::string backend;      // "halide", "dnnl", "reference" (or a test backend)
+  std::string config;       // the backend's configuration text; "" for its default
+  std::string version = kOrchVersion;
+  bool ok = false;
+  std::string reason;  // why it failed ("" when ok)
+  double median_us = 0;
+  double min_us = 0;
+  double max_us = 0;
+  int runs = 0;
+  double compile_s = 0;
+  int64_t timestamp = 0;  // seconds since the epoch; 0: now, when stored
+  std::string label;      // the kernel's primitives, for people ("Add #3 + Relu #4")
+};
+
+/// Counts for `orch db stats`.
+struct TuningDbStats {
+  int64_t records = 0;
+  int64_t ok = 0;
+  int64_t failed = 0;
+  int64_t kernels = 0;   // distinct kernel hashes
+  int64_t machines = 0;  // distinct fingerprints
+  int64_t versions = 0;  // distinct orch versions
+};
+
+/// Which records `prune` removes.
+struct PruneFilter {
+  bool other_versions = false;  // version != kOrchVersion
+  bool other_machines = false;  // machine != machine_fingerprint()
+  bool failed = false;          // failed records (they are measured again next time)
+};
+
+/// An open tuning database.
+class TuningDb {
+ public:
+  /// Opens (creating the file, its folder and the table when missing) the database at `path`;
+  /// "" opens default_path(). Throws Error naming the path on failure.
+  explicit TuningDb(const std::string& path = "");
+  ~TuningDb();
+  TuningDb(const TuningDb&) = delete;
+  TuningDb& operator=(const TuningDb&) = delete;
+
+  const std::string& path() const { return path_; }
+
+  /// Stores `records` in one transaction (a record with the same key is replaced).
+  void put(std::span<const TuningRecord> records);
+
+  /// The records of `kernel_hash` measured on `machine` by this orch version.
+  std::vector<TuningRecord> find(const std::string& kernel_hash, const std::string& machine) const;
+
+  /// Every record, ordered by kernel hash, backend and config.
+  std::vector<TuningRecord> all() const;
+
+  TuningDbStats stats() const;
+
+  /// Removes the records `filter` selects; returns how many.
+  int64_t prune(const PruneFilter& filter);
+
+  /// $XDG_CACHE_HOME/orch/tuning.db, or ~/.cache/orch/tuning.db.
+  static std::string default_path();
+
+ private:
+  std::string path_;
+  sqlite3* db_ = nullptr;
+};
+
+/// This machine's identity for the database: CPU model, core count and cache sizes.
+std::string machine_fingerprint();
+
+/// A record as CSV (with `csv_header()`), or as one JSON object on one line.
+std::string csv_header();
+std::string to_csv(const TuningRecord& record);
+std::string to_json_line(const TuningRecord& record);
+
+}  // namespace orch::profile

@@ -1,0 +1,199 @@
+// Running a loaded module: inputs checked, outputs allocated, the driver in kernels.so called
+// with the context's arena, external kernels and hooks called back from it.
+#include <dlfcn.h>
+
+#include <cstring>
+
+#include "ir/error.h"
+#include "orch/module.h"
+#include "runtime/module_format.h"
+#include "runtime/module_impl.h"
+
+namespace orch {
+namespace {
+
+using runtime::KernelValue;
+using runtime::Location;
+using runtime::Region;
+
+// What the driver's callbacks need; errors are kept here because no exception may cross the
+// generated C code.
+struct RunState {
+  const Module::Impl* module = nullptr;
+  orch_module_frame* frame = nullptr;
+  const KernelHook* hook = nullptr;
+  std::exception_ptr error;
+};
+
+uint8_t* address(const orch_module_frame& f, const Location& at) {
+  switch (at.region) {
+    case Region::arena:
+      return f.arena + at.offset;
+    case Region::weights:
+      return const_cast<uint8_t*>(f.weights + at.offset);
+    case Region::input:
+      return static_cast<uint8_t*>(const_cast<void*>(f.inputs[at.index]));
+    case Region::output:
+      return static_cast<uint8_t*>(f.outputs[at.index]);
+  }
+  return nullptr;
+}
+
+// A tensor over memory the run owns (no owner: valid only during the run).
+Tensor view(const TensorType& type, void* data) {
+  return Tensor::wrap(type.dtype, type.shape, nullptr, data);
+}
+
+int run_external(void* user, int kernel, const void* const* inputs, void* const* outputs) {
+  auto* state = static_cast<RunState*>(user);
+  try {
+    const Module::Impl& m = *state->module;
+    const runtime::ExternalKernel& ext = m.external.at(kernel);
+    check(ext.kernel != nullptr, "kernel {} is not external", kernel);
+    std::vector<Tensor> ins, outs;
+    for (size_t i = 0; i < m.kernel_inputs[kernel].size(); ++i)
+      ins.push_back(view(m.kernel_inputs[kernel][i].type, const_cast<void*>(inputs[i])));
+    for (size_t i = 0; i < m.kernel_outputs[kernel].size(); ++i)
+      outs.push_back(view(m.kernel_outputs[kernel][i].type, outputs[i]));
+    {
+      std::lock_guard<std::mutex> lock(*ext.mutex);
+      ext.kernel->run(ins, outs);
+    }
+    // A kernel may return results in buffers of its own (the reference backend does).
+    for (size_t i = 0; i < outs.size(); ++i)
+      if (outs[i].bytes() != outputs[i]) std::memcpy(outputs[i], outs[i].bytes(), outs[i].nbytes());
+    return 0;
+  } catch (...) {
+    state->error = std::current_exception();
+    return 1;
+  }
+}
+
+int after_kernel(void* user, int kernel) {
+  auto* state = static_cast<RunState*>(user);
+  try {
+    const Module::Impl& m = *state->module;
+    std::vector<Tensor> outs;
+    for (const KernelValue& kv : m.kernel_outputs.at(kernel))
+      outs.push_back(view(kv.type, address(*state->frame, kv.at)));
+    (*state->hook)(kernel, outs);
+    return 0;
+  } catch (...) {
+    state->error = std::current_exception();
+    return 1;
+  }
+}
+
+void check_inputs(const Module::Impl& m, std::span<const Tensor> inputs) {
+  check(inputs.size() == m.inputs.size(), "module '{}' takes {} inputs, got {}", m.dir,
+        m.inputs.size(), inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const TensorSpec& spec = m.inputs[i];
+    check(inputs[i].defined(), "input {} '{}' is empty", i, spec.name);
+    TensorType got{inputs[i].dtype(), inputs[i].shape()};
+    check(got == spec.type, "input {} '{}' is {}, the module takes {}", i, spec.name,
+          format_type(got), format_type(spec.type));
+  }
+}
+
+}  // namespace
+
+Context::Context(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Context::Context(Context&&) noexcept = default;
+Context& Context::operator=(Context&&) noexcept = default;
+Context::~Context() = default;
+
+Module::Module(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
+
+Module Module::load(const std::string& dir) {
+  auto impl = std::make_shared<Impl>();
+  runtime::load_module(dir, *impl);
+  return Module(std::move(impl));
+}
+
+const std::vector<TensorSpec>& Module::inputs() const {
+  return impl_->inputs;
+}
+
+const std::vector<TensorSpec>& Module::outputs() const {
+  return impl_->outputs;
+}
+
+const std::vector<KernelSpec>& Module::kernels() const {
+  return impl_->kernels;
+}
+
+Context Module::new_context() const {
+  auto ctx = std::make_unique<Context::Impl>();
+  ctx->module = impl_;
+  size_t bytes = static_cast<size_t>(std::max<int64_t>(
+      runtime::kAlignment,
+      (impl_->arena_bytes + runtime::kAlignment - 1) / runtime::kAlignment * runtime::kAlignment));
+  ctx->arena.reset(static_cast<uint8_t*>(std::aligned_alloc(runtime::kAlignment, bytes)));
+  if (ctx->arena == nullptr) throw std::bad_alloc();
+  return Context(std::move(ctx));
+}
+
+std::vector<Tensor> Module::run(std::span<const Tensor> inputs) const {
+  Context context = new_context();
+  return run(context, inputs);
+}
+
+std::vector<Tensor> Module::run(Context& context, std::span<const Tensor> inputs) const {
+  return run(context, inputs, KernelHook());
+}
+
+std::vector<Tensor> Module::run(Context& context, std::span<const Tensor> inputs,
+                                const KernelHook& hook) const {
+  const Impl& m = *impl_;
+  check(context.impl_ && context.impl_->module == impl_, "the context belongs to another module");
+  check_inputs(m, inputs);
+  std::vector<Tensor> outputs;
+  for (const TensorSpec& spec : m.outputs) outputs.emplace_back(spec.type.dtype, spec.type.shape);
+  std::vector<const void*> in_ptrs;
+  std::vector<void*> out_ptrs;
+  for (const Tensor& t : inputs) in_ptrs.push_back(t.bytes());
+  for (Tensor& t : outputs) out_ptrs.push_back(t.mutable_bytes());
+
+  orch_module_frame frame{};
+  frame.failed_kernel = -1;
+  RunState state{&m, &frame, &hook, nullptr};
+  frame.arena = context.impl_->arena.get();
+  frame.weights = static_cast<const uint8_t*>(m.weights.get());
+  frame.inputs = in_ptrs.data();
+  frame.outputs = out_ptrs.data();
+  frame.user = &state;
+  frame.external = run_external;
+  frame.after_kernel = hook ? after_kernel : nullptr;
+  if (m.library.run(&frame) != 0) {
+    int k = frame.failed_kernel;
+    std::string where = k >= 0 && k < static_cast<int>(m.kernels.size())
+                            ? fmt::format("kernel {} ({}: {})", m.kernels[k].name,
+                                          m.kernels[k].backend, m.kernels[k].primitives)
+                            : fmt::format("kernel {}", k);
+    if (state.error) {
+      try {
+        std::rethrow_exception(state.error);
+      } catch (const Error& e) {
+        rethrow_with_context(e, where);
+      }
+    }
+    std::string message = m.library.last_error();
+    fail("{} failed: {}", where, message.empty() ? "(no message)" : message);
+  }
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (const std::optional<Location>& from = m.output_copy_from[i])
+      std::memcpy(outputs[i].mutable_bytes(), address(frame, *from), outputs[i].nbytes());
+  return outputs;
+}
+
+void Module::set_threads(int threads) const {
+  check(threads >= 0, "thread count {} is negative", threads);
+  impl_->library.set_threads(threads);
+  // oneDNN runs on OpenMP here; its setting is found at run time so the runtime need not link it.
+  using SetThreads = void (*)(int);
+  if (auto set = reinterpret_cast<SetThreads>(::dlsym(RTLD_DEFAULT, "omp_set_num_threads")))
+    if (threads > 0) set(threads);
+}
+
+}  // namespace orch

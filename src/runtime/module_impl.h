@@ -1,0 +1,77 @@
+// Private to src/runtime: a loaded module (manifest, weights mapping, kernels.so, external
+// kernels) and a context.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "codegen/kernel.h"
+#include "orch/module.h"
+#include "runtime/module_abi.h"
+
+namespace orch {
+
+namespace runtime {
+
+/// The regions of manifest.h.
+enum class Region { arena, weights, input, output };
+
+struct Location {
+  Region region = Region::arena;
+  int index = 0;
+  int64_t offset = 0;
+  int64_t bytes = 0;
+};
+
+/// A kernel input or output as the manifest lists it.
+struct KernelValue {
+  std::string value;
+  TensorType type;
+  Location at;
+};
+
+/// An external kernel (dnnl, reference) built at load. Kernel::run is not promised to be
+/// reentrant, so concurrent contexts take turns on each external kernel.
+struct ExternalKernel {
+  std::unique_ptr<codegen::Kernel> kernel;
+  std::unique_ptr<std::mutex> mutex = std::make_unique<std::mutex>();
+};
+
+/// kernels.so's entry points.
+struct Library {
+  std::shared_ptr<void> handle;  // dlclose on release
+  int (*run)(orch_module_frame*) = nullptr;
+  void (*set_threads)(int) = nullptr;
+  const char* (*last_error)() = nullptr;
+};
+
+}  // namespace runtime
+
+struct Module::Impl {
+  std::string dir;
+  std::vector<TensorSpec> inputs, outputs;
+  std::vector<std::optional<runtime::Location>> output_copy_from;
+  std::vector<KernelSpec> kernels;
+  std::vector<std::vector<runtime::KernelValue>> kernel_inputs, kernel_outputs;
+  std::vector<runtime::ExternalKernel> external;  // one per kernel; null kernel when internal
+  int64_t arena_bytes = 0;
+  int64_t weights_bytes = 0;
+  std::shared_ptr<const void> weights;  // the mapping of weights.bin (null when empty)
+  runtime::Library library;
+};
+
+struct Context::Impl {
+  std::shared_ptr<const Module::Impl> module;
+  std::unique_ptr<uint8_t, void (*)(void*)> arena{nullptr, &std::free};
+};
+
+namespace runtime {
+
+/// Reads the module directory into `impl` (every field); throws Error naming the file.
+void load_module(const std::string& dir, Module::Impl& impl);
+
+}  // namespace runtime
+}  // namespace orch

@@ -1,0 +1,152 @@
+// manifest.json and report.md of a module (fields documented in stitch/manifest.h).
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/module_format.h"
+#include "stitch/module_layout.h"
+
+namespace orch::stitch {
+namespace {
+
+using nlohmann::json;
+
+json location_json(const Location& at) {
+  json j = {{"region", region_name(at.region)}, {"bytes", at.bytes}};
+  if (at.region == Region::input || at.region == Region::output)
+    j["index"] = at.index;
+  else
+    j["offset"] = at.offset;
+  return j;
+}
+
+json value_json(const KernelValue& kv) {
+  json j = location_json(kv.at);
+  j["value"] = kv.value;
+  j["dtype"] = dtype_name(kv.type.dtype);
+  j["shape"] = kv.type.shape;
+  return j;
+}
+
+json values_json(const std::vector<KernelValue>& values) {
+  json j = json::array();
+  for (const KernelValue& kv : values) j.push_back(value_json(kv));
+  return j;
+}
+
+std::string primitive_label(NodeId id, const Node& node) {
+  return node.name.empty() ? fmt::format("#{}", id) : node.name;
+}
+
+json kernel_json(const StitchedKernel& k) {
+  json prims = json::array();
+  // Kernel-graph nodes are the primitives in order (extract_kernel keeps their names).
+  for (size_t i = 0; i < k.primitives.size() && i < k.graph.num_nodes(); ++i) {
+    const Node& node = k.graph.node(static_cast<NodeId>(i));
+    prims.push_back({{"id", k.primitives[i]},
+                     {"node", primitive_label(k.primitives[i], node)},
+                     {"op", node.op}});
+  }
+  json j = {{"name", k.name},
+            {"backend", k.backend},
+            {"external", k.external},
+            {"config", k.choice.config},
+            {"cost_us", k.choice.cost_us},
+            {"optimized", k.backend != "reference"},
+            {"primitives", prims},
+            {"inputs", values_json(k.inputs)},
+            {"outputs", values_json(k.outputs)}};
+  if (k.external) {
+    j["graph"] = fmt::format("{}/{}.orch", runtime::kKernelGraphDir, k.name);
+    json weights = json::array();
+    for (const KernelValue& w : k.weights)
+      weights.push_back({{"value", w.value}, {"offset", w.at.offset}, {"bytes", w.at.bytes}});
+    j["weights"] = weights;
+  }
+  return j;
+}
+
+std::string human_bytes(int64_t bytes) {
+  if (bytes >= (int64_t{1} << 20)) return fmt::format("{:.2f} MiB", bytes / 1048576.0);
+  if (bytes >= 1024) return fmt::format("{:.1f} KiB", bytes / 1024.0);
+  return fmt::format("{} B", bytes);
+}
+
+}  // namespace
+
+std::string manifest_json(const ModuleLayout& layout) {
+  json inputs = json::array(), outputs = json::array(), kernels = json::array(),
+       buffers = json::array();
+  for (const KernelValue& kv : layout.inputs)
+    inputs.push_back(
+        {{"name", kv.value}, {"dtype", dtype_name(kv.type.dtype)}, {"shape", kv.type.shape}});
+  for (size_t i = 0; i < layout.outputs.size(); ++i) {
+    const KernelValue& kv = layout.outputs[i];
+    json o = {{"name", kv.value}, {"dtype", dtype_name(kv.type.dtype)}, {"shape", kv.type.shape}};
+    if (layout.copied[i]) o["copy_from"] = location_json(kv.at);
+    outputs.push_back(o);
+  }
+  for (const StitchedKernel& k : layout.kernels) kernels.push_back(kernel_json(k));
+  for (const ArenaBuffer& b : layout.buffers)
+    buffers.push_back({{"value", b.value},
+                       {"region", "arena"},
+                       {"offset", b.at.offset},
+                       {"bytes", b.at.bytes},
+                       {"producer", b.producer},
+                       {"last_use", b.last_use}});
+  json j = {{"format", runtime::kManifestFormat},
+            {"version", runtime::kManifestVersion},
+            {"model", layout.model},
+            {"library", runtime::kLibraryFile},
+            {"weights", runtime::kWeightsFile},
+            {"weights_bytes", layout.weights_bytes},
+            {"arena_bytes", layout.memory.arena_bytes},
+            {"intermediate_bytes", layout.memory.total_bytes},
+            {"objective_us", layout.objective_us},
+            {"lower_bound_us", layout.lower_bound_us},
+            {"solve_status", layout.optimal ? "optimal" : "time limit"},
+            {"inputs", inputs},
+            {"outputs", outputs},
+            {"kernels", kernels},
+            {"buffers", buffers}};
+  if (layout.operator_kernels_us >= 0) j["operator_kernels_us"] = layout.operator_kernels_us;
+  if (layout.primitive_kernels_us >= 0) j["primitive_kernels_us"] = layout.primitive_kernels_us;
+  return j.dump(2) + "\n";
+}
+
+std::string report_markdown(const ModuleLayout& layout, const StitchResult& result) {
+  std::string text = fmt::format("# orch module: {}\n\n", layout.model);
+  text += fmt::format(
+      "{} kernels ({} Halide, {} oneDNN, {} reference). Plan objective {:.1f} us ({}).\n\n",
+      layout.kernels.size(), result.halide_kernels, result.dnnl_kernels, result.reference_kernels,
+      layout.objective_us, layout.optimal ? "optimal" : "time limit, not proven optimal");
+  if (layout.operator_kernels_us >= 0)
+    text += fmt::format(
+        "One kernel per operator: {:.1f} us; this plan: {:.1f} us ({:.2f}x).\n\n",
+        layout.operator_kernels_us, layout.objective_us,
+        layout.objective_us > 0 ? layout.operator_kernels_us / layout.objective_us : 0.0);
+  if (layout.primitive_kernels_us >= 0)
+    text += fmt::format(
+        "One kernel per primitive (no fusion, measured): {:.1f} us; this plan: {:.1f} us "
+        "({:.2f}x).\n\n",
+        layout.primitive_kernels_us, layout.objective_us,
+        layout.objective_us > 0 ? layout.primitive_kernels_us / layout.objective_us : 0.0);
+  text += fmt::format(
+      "Memory: peak arena {} versus {} for all intermediates without reuse; weights {}.\n\n",
+      human_bytes(layout.memory.arena_bytes), human_bytes(layout.memory.total_bytes),
+      human_bytes(layout.weights_bytes));
+  text += "| kernel | backend | primitives | measured us | note |\n|---|---|---|---:|---|\n";
+  for (const StitchedKernel& k : layout.kernels) {
+    std::vector<std::string> ops;
+    for (const Node& n : k.graph.nodes()) ops.push_back(n.op);
+    text += fmt::format("| {} | {} | {} | {:.1f} | {} |\n", k.name, k.backend, fmt::join(ops, ", "),
+                        k.choice.cost_us, k.backend == "reference" ? "not optimized" : "");
+  }
+  if (!result.notes.empty()) {
+    text += "\nNotes:\n\n";
+    for (const std::string& note : result.notes) text += "- " + note + "\n";
+  }
+  return text;
+}
+
+}  // namespace orch::stitch

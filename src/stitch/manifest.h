@@ -1,0 +1,56 @@
+// The compiled module directory that `orch optimize` writes and orch::Module::load reads.
+//
+// Layout of a module directory:
+//
+//   manifest.json        what the runtime needs (below), plus what reports and `orch explain` show
+//   weights.bin          every constant a kernel reads at run time, each entry 64-byte aligned;
+//                        memory-mapped read-only at load
+//   kernels.so           the Halide kernels (AOT objects, one shared Halide runtime) and the
+//                        generated driver that runs every kernel in plan order; its C entry
+//                        points are declared in src/runtime/module_abi.h
+//   kernels/k<I>.orch    the kernel graph (IR text format) of each external kernel I (backend
+//                        "dnnl" or "reference"), built by the runtime at load; constants listed
+//                        in the kernel's "weights" are graph inputs here, bound from weights.bin
+//   report.md            per-kernel table, totals, peak arena versus the sum of intermediates
+//   build/               the generated driver source, the Halide objects and headers, the link
+//                        command: kept for debugging, never read at load
+//
+// A value's bytes live in one of four regions (a "location"):
+//   "arena"   the per-run intermediate arena (offset in bytes, 64-byte aligned)
+//   "weights" weights.bin (offset in bytes)
+//   "input"   the caller's input tensor `index`
+//   "output"  the caller's output tensor `index`
+//
+// manifest.json (format "orch-module", version 1). Dtypes are dtype_name() spellings ("f32"),
+// shapes are arrays of dims:
+//   {
+//     "format": "orch-module", "version": 1,
+//     "model": "<graph name>",
+//     "library": "kernels.so", "weights": "weights.bin",
+//     "weights_bytes": N,           // exact size of weights.bin; a shorter file is corrupt
+//     "arena_bytes": N,             // the planned arena (peak of simultaneously live buffers)
+//     "intermediate_bytes": N,      // the sum of all arena buffers (no reuse), for the report
+//     "objective_us": X, "lower_bound_us": X, "solve_status": "optimal" | "time limit",
+//     "operator_kernels_us": X,     // one kernel per operator, when known (absent otherwise)
+//     "primitive_kernels_us": X,    // one measured kernel per primitive, when all are known
+//     "inputs":  [{"name", "dtype", "shape"}],
+//     "outputs": [{"name", "dtype", "shape", "copy_from": LOCATION?}],
+//         // copy_from: an output no kernel writes (a graph input or constant returned as is, or
+//         // a value returned twice) is copied from that location after the run
+//     "kernels": [{
+//         "name": "k0", "backend": "halide" | "dnnl" | "reference", "external": bool,
+//         "config": "<backend config text>", "cost_us": X, "optimized": bool,
+//         "primitives": [{"node": "<node name or #id>", "op": "prim.MatMul", "id": N}],
+//         "graph": "kernels/k0.orch",   // external kernels only
+//         "inputs":  [{"value", "dtype", "shape", "region", "index"?, "offset"?, "bytes"}],
+//         "outputs": [{"value", "dtype", "shape", "region", "index"?, "offset"?, "bytes"}],
+//             // inputs: in the kernel graph's input order (for external kernels, after the
+//             // weights below are bound); outputs: in the kernel graph's output order
+//         "weights": [{"value", "offset", "bytes"}]   // external kernels: constants bound at load
+//     }],
+//     "buffers": [{"value", "region", "offset", "bytes", "producer", "last_use"}]  // arena plan
+//   }
+// A LOCATION is {"region", "index"?, "offset"?, "bytes"}.
+#pragma once
+
+#include "runtime/module_format.h"  // the file names, format and version (the runtime reads them)

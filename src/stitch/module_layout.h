@@ -1,0 +1,87 @@
+// Private to src/stitch: a plan laid out as a module (kernels, where each value lives, weights),
+// before it is written as the driver source, manifest and report.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "codegen/choice.h"
+#include "ir/graph.h"
+#include "stitch/memory_plan.h"
+#include "stitch/stitch.h"
+
+namespace orch::stitch {
+
+/// The regions a value's bytes live in (see manifest.h).
+enum class Region { arena, weights, input, output };
+
+std::string_view region_name(Region region);
+
+/// Where a value's bytes are: `index` for inputs and outputs, `offset` for the arena and weights.
+struct Location {
+  Region region = Region::arena;
+  int index = 0;
+  int64_t offset = 0;
+  int64_t bytes = 0;
+};
+
+/// A kernel input or output: the primitive graph value, its type and where it lives.
+struct KernelValue {
+  std::string value;
+  TensorType type;
+  Location at;
+};
+
+struct StitchedKernel {
+  std::string name;     // "k3": symbols and file names
+  std::string backend;  // "halide", "dnnl" or "reference"
+  bool external = false;
+  codegen::KernelChoice choice;
+  std::vector<NodeId> primitives;
+  Graph graph;                       // large constants are inputs (see `weights`)
+  std::vector<KernelValue> inputs;   // external kernels: without `weights`
+  std::vector<KernelValue> outputs;  // in kernel-graph output order
+  std::vector<KernelValue> weights;  // external kernels: constant inputs bound at load
+};
+
+/// An arena buffer of the memory plan.
+struct ArenaBuffer {
+  std::string value;
+  Location at;
+  int producer = 0;
+  int last_use = 0;
+};
+
+/// A constant stored in weights.bin.
+struct WeightEntry {
+  ValueId value = kNoValue;
+  int64_t offset = 0;
+};
+
+struct ModuleLayout {
+  std::string model;
+  std::vector<KernelValue> inputs;
+  std::vector<KernelValue> outputs;  // `at` is the output region unless copied (see copy_from)
+  std::vector<bool> copied;          // output i is copied from outputs[i].at after the run
+  std::vector<StitchedKernel> kernels;
+  std::vector<ArenaBuffer> buffers;
+  MemoryPlan memory;
+  std::vector<WeightEntry> weights;
+  int64_t weights_bytes = 0;
+  double objective_us = 0;
+  double lower_bound_us = 0;
+  bool optimal = true;
+  double operator_kernels_us = -1;   // one kernel per ONNX operator; negative: unknown
+  double primitive_kernels_us = -1;  // one kernel per primitive (no fusion); negative: unknown
+};
+
+/// The C++ source of the driver: one function per kernel, called in plan order.
+std::string driver_source(const ModuleLayout& layout);
+
+/// manifest.json's text.
+std::string manifest_json(const ModuleLayout& layout);
+
+/// report.md's text.
+std::string report_markdown(const ModuleLayout& layout, const StitchResult& result);
+
+}  // namespace orch::stitch

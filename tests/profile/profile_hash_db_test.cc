@@ -1,0 +1,112 @@
+// The structural hash without constant contents, and the tuning database.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "ir/error.h"
+#include "ir/hash.h"
+#include "ir/text_format.h"
+#include "profile/tuning_db.h"
+
+namespace orch {
+namespace {
+
+Graph dense(const std::string& weights, const std::string& shape) {
+  return parse_graph(fmt::format(R"(graph main(%x: f32[2,{0}]) {{
+  const %w = f32[{0},2]{{{1}}}
+  %y: f32[2,2] = MatMul(%x, %w)
+  return %y
+}})",
+                                 shape, weights));
+}
+
+TEST(ProfileHash, WeightsDoNotCountShapesDo) {
+  Graph a = dense("1, 2, 3, 4", "2");
+  Graph b = dense("5, 6, 7, 8", "2");
+  Graph c = dense("1, 2, 3, 4, 5, 6", "3");
+  EXPECT_EQ(structural_hash(a, false), structural_hash(b, false));
+  EXPECT_NE(structural_hash(a, true), structural_hash(b, true));
+  EXPECT_NE(structural_hash(a, false), structural_hash(c, false));
+  // The original function is the contents-included variant.
+  EXPECT_EQ(structural_hash(a), structural_hash(a, true));
+}
+
+class TuningDbTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / fmt::format("orch_db_{}", getpid());
+    std::filesystem::remove_all(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string path() const { return (dir_ / "sub" / "tuning.db").string(); }
+  std::filesystem::path dir_;
+};
+
+profile::TuningRecord record(const std::string& hash, const std::string& backend, bool ok,
+                             double us) {
+  return {.kernel_hash = hash,
+          .outputs = "f32[2]",
+          .machine = profile::machine_fingerprint(),
+          .backend = backend,
+          .ok = ok,
+          .reason = ok ? "" : "crashed: SIGSEGV",
+          .median_us = us,
+          .runs = 3,
+          .label = "Add #0"};
+}
+
+TEST_F(TuningDbTest, StoresFindsReplacesAndPrunes) {
+  {
+    profile::TuningDb db(path());  // creates the folder
+    std::vector<profile::TuningRecord> records{record("aa", "halide", true, 5),
+                                               record("aa", "dnnl", false, 0),
+                                               record("bb", "halide", true, 7)};
+    db.put(records);
+  }
+  profile::TuningDb db(path());  // reopened: the records persisted
+  std::vector<profile::TuningRecord> aa = db.find("aa", profile::machine_fingerprint());
+  ASSERT_EQ(aa.size(), 2u);
+  EXPECT_EQ(aa[0].backend, "dnnl");
+  EXPECT_FALSE(aa[0].ok);
+  EXPECT_EQ(aa[0].reason, "crashed: SIGSEGV");
+  EXPECT_EQ(aa[1].median_us, 5);
+  EXPECT_GT(aa[1].timestamp, 0);
+  EXPECT_TRUE(db.find("aa", "another machine").empty());
+
+  // Same key: replaced, not duplicated.
+  std::vector<profile::TuningRecord> again{record("aa", "halide", true, 4)};
+  db.put(again);
+  EXPECT_EQ(db.find("aa", profile::machine_fingerprint())[1].median_us, 4);
+  profile::TuningDbStats s = db.stats();
+  EXPECT_EQ(s.records, 3);
+  EXPECT_EQ(s.ok, 2);
+  EXPECT_EQ(s.kernels, 2);
+
+  profile::TuningRecord old = record("cc", "halide", true, 1);
+  old.version = "0.0.1";
+  std::vector<profile::TuningRecord> olds{old};
+  db.put(olds);
+  EXPECT_EQ(db.prune({.other_versions = true}), 1);
+  EXPECT_EQ(db.prune({.failed = true}), 1);
+  EXPECT_EQ(db.stats().records, 2);
+  EXPECT_EQ(profile::to_csv(db.all()[0]).substr(0, 3), "aa,");
+  EXPECT_NE(profile::to_json_line(db.all()[0]).find("\"status\":\"ok\""), std::string::npos);
+}
+
+TEST_F(TuningDbTest, UnopenablePathNamesIt) {
+  std::filesystem::create_directories(dir_);
+  std::string blocker = (dir_ / "file").string();
+  FILE* f = std::fopen(blocker.c_str(), "w");
+  std::fclose(f);
+  try {
+    profile::TuningDb db(blocker + "/tuning.db");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(blocker), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace orch

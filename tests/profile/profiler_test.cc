@@ -1,0 +1,118 @@
+// Isolated measurement: a crashing, a hanging and a wrong kernel each cost one failed result, and
+// the other kernels of the run are still measured. The misbehaving backends exist only here:
+// children are forked from this test process, so they inherit them.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <map>
+
+#include "codegen/reference_backend.h"
+#include "ir/text_format.h"
+#include "profile/measure.h"
+#include "profile/profiler.h"
+
+namespace orch::profile {
+namespace {
+
+Graph add_graph(int n) {
+  return parse_graph(fmt::format(R"(graph main(%a: f32[{0}], %b: f32[{0}]) {{
+  %c: f32[{0}] = Add(%a, %b)
+  return %c
+}})",
+                                 n));
+}
+
+// Picks its behaviour from the kernel's size, so one run mixes good and bad kernels.
+class MisbehavingKernel final : public codegen::Kernel {
+ public:
+  explicit MisbehavingKernel(const Graph& g) : inner_(codegen::reference_backend().compile(g)) {}
+  void run(std::span<const Tensor> inputs, std::span<Tensor> outputs) override {
+    int64_t n = inputs[0].numel();
+    if (n == 3) ::raise(SIGSEGV);
+    if (n == 4)
+      while (true) ::pause();
+    inner_->run(inputs, outputs);
+    if (n == 5) outputs[0].set(2, outputs[0].get(2) + 0.5);
+    if (n == 7)
+      for (volatile uint64_t i = 0;; i = i + 1) {
+      }
+  }
+
+ private:
+  std::unique_ptr<codegen::Kernel> inner_;
+};
+
+std::string accept(const Graph&) {
+  return "";
+}
+std::unique_ptr<codegen::Kernel> compile_misbehaving(const Graph& g) {
+  return std::make_unique<MisbehavingKernel>(g);
+}
+const codegen::Backend kMisbehaving{"misbehaving", accept, compile_misbehaving};
+
+TEST(Profiler, CrashHangAndMismatchEachFailOneKernel) {
+  std::vector<Graph> graphs;
+  for (int n : {2, 3, 4, 5, 6}) graphs.push_back(add_graph(n));
+  std::vector<const Graph*> kernels;
+  for (const Graph& g : graphs) kernels.push_back(&g);
+  ProfilerOptions options{.jobs = 2, .timeout_s = 5, .wall_timeout_s = 1.5};
+  options.measure.budget_ms = 2;
+  options.backends = {.backends = {&kMisbehaving}};
+  std::map<size_t, std::vector<Measurement>> results;
+  profile_kernels(kernels, options, [&](size_t i, std::vector<Measurement> m) {
+    EXPECT_FALSE(results.count(i));
+    results[i] = std::move(m);
+  });
+  ASSERT_EQ(results.size(), 5u);
+  for (auto& [i, m] : results) {
+    ASSERT_EQ(m.size(), 1u) << i;
+    EXPECT_EQ(m[0].backend, "misbehaving");
+  }
+  EXPECT_TRUE(results[0][0].ok) << results[0][0].reason;
+  EXPECT_GE(results[0][0].runs, 3);
+  EXPECT_GT(results[0][0].median_us, 0);
+  EXPECT_EQ(results[1][0].reason, "crashed: SIGSEGV");
+  EXPECT_EQ(results[2][0].reason, "timeout after 1.5 s");
+  EXPECT_EQ(results[3][0].reason.rfind(
+                "mismatch with the interpreter: output 0 'c': max error 0.5 at element 2 (got ", 0),
+            0u)
+      << results[3][0].reason;
+  EXPECT_TRUE(results[4][0].ok) << results[4][0].reason;
+}
+
+TEST(Profiler, SpinningKernelHitsTheCpuLimit) {
+  Graph g = add_graph(7);
+  std::vector<const Graph*> kernels{&g};
+  ProfilerOptions options{.jobs = 1, .timeout_s = 0.5, .wall_timeout_s = 60};
+  options.backends = {.backends = {&kMisbehaving}};
+  std::vector<Measurement> result;
+  profile_kernels(kernels, options, [&](size_t, std::vector<Measurement> m) { result = m; });
+  ASSERT_EQ(result.size(), 1u);
+  EXPECT_EQ(result[0].reason, "timeout after 0.5 s of CPU time");
+}
+
+TEST(Profiler, FallbackWhenNoBackendAccepts) {
+  Graph g = add_graph(8);
+  auto reject_all = [](const Graph&) { return std::string("no"); };
+  const codegen::Backend picky{"picky", reject_all, compile_misbehaving};
+  BackendSet set{.backends = {&picky}, .fallback = &codegen::reference_backend()};
+  std::vector<const codegen::Backend*> chosen = accepting_backends(set, g);
+  ASSERT_EQ(chosen.size(), 1u);
+  EXPECT_EQ(chosen[0]->name, "reference");
+}
+
+TEST(Profiler, MeasureInProcess) {
+  Graph g = add_graph(64);
+  Measurement m = measure(g, codegen::reference_backend(), "", {.budget_ms = 1});
+  EXPECT_TRUE(m.ok) << m.reason;
+  EXPECT_LE(m.min_us, m.median_us);
+  EXPECT_LE(m.median_us, m.max_us);
+  Measurement bad = measure(g, codegen::reference_backend(), "tiles=4", {.budget_ms = 1});
+  EXPECT_FALSE(bad.ok);
+  EXPECT_EQ(bad.reason, "compile: backend reference has no configuration 'tiles=4'");
+}
+
+}  // namespace
+}  // namespace orch::profile

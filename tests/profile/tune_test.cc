@@ -1,0 +1,136 @@
+// Tuning a model: the plan is valid, a second tune measures nothing, and `kill -9` during
+// `orch tune` loses nothing stored (a rerun measures only what is missing).
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "../common/orch_cli.h"
+#include "driver/pipeline.h"
+#include "driver/tune.h"
+#include "profile/tuning_db.h"
+
+namespace orch {
+namespace {
+
+const std::string kTinyMlp = std::string(ORCH_SOURCE_DIR) + "/examples/tiny_mlp.orch.txt";
+
+class TuneTest : public cli_test::CliTest {
+ protected:
+  driver::TuneOptions options() const {
+    driver::TuneOptions o;
+    o.db_path = path("tuning.db");
+    o.budget_ms = 2;
+    o.max_primitives = 2;
+    o.halide_configs = 0;  // the default schedule only: keeps the test short
+    return o;
+  }
+};
+
+TEST_F(TuneTest, PlanIsValidAndSecondTuneMeasuresNothing) {
+  Graph graph = driver::primitive_graph(kTinyMlp, {});
+  driver::TunedModel first = driver::tune_model(graph, options());
+  EXPECT_EQ(check_plan(first.problem, first.plan), "");
+  EXPECT_GT(first.stats.measured, 0);
+  EXPECT_EQ(first.stats.from_db, 0);
+  EXPECT_GT(first.stats.unique, 0);
+  EXPECT_LE(first.stats.unique, first.stats.candidates);
+  ASSERT_EQ(first.choices.size(), first.problem.candidates.size());
+  for (const PlanKernel& k : first.plan.kernels) {
+    const codegen::KernelChoice& c = first.choices[static_cast<size_t>(k.candidate)];
+    EXPECT_FALSE(c.backend.empty());
+    EXPECT_EQ(c.cost_us, k.cost_us);
+  }
+
+  driver::TunedModel second = driver::tune_model(graph, options());
+  EXPECT_EQ(second.stats.measured, 0);
+  EXPECT_EQ(second.stats.measurements, 0);
+  EXPECT_EQ(second.plan.objective_us, first.plan.objective_us);
+}
+
+// A chain of four elementwise operators: seven kernels of at most two primitives.
+constexpr const char* kChain = R"(graph chain(%x: f32[8,16]) {
+  %a: f32[8,16] = Relu(%x)
+  %b: f32[8,16] = Exp(%a)
+  %c: f32[8,16] = Neg(%b)
+  %d: f32[8,16] = Sigmoid(%c)
+  return %d
+}
+)";
+
+TEST_F(TuneTest, KillNineLosesNothingStored) {
+  std::string db_path = path("tuning.db");
+  std::string model = path("chain.orch.txt");
+  {
+    std::ofstream out(model);
+    out << kChain;
+  }
+  std::string args = fmt::format(
+      "tune {} --db {} --exhaustive --max-primitives 2 --budget-ms 2 --halide-configs 0 --quiet",
+      model, db_path);
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::setpgid(0, 0);  // its own group, so the kill reaches the workers too
+    ::execl(ORCH_BINARY, ORCH_BINARY, "tune", model.c_str(), "--db", db_path.c_str(),
+            "--exhaustive", "--max-primitives", "2", "--budget-ms", "2", "--halide-configs", "0",
+            "--quiet", nullptr);
+    ::_exit(127);
+  }
+  // Kill it once the first records are stored.
+  auto start = std::chrono::steady_clock::now();
+  int64_t stored = 0;
+  while (stored == 0 && std::chrono::steady_clock::now() - start < std::chrono::seconds(60)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (std::filesystem::exists(db_path)) stored = profile::TuningDb(db_path).stats().records;
+  }
+  ::kill(-pid, SIGKILL);
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_GT(stored, 0);
+
+  std::map<std::string, double> before;
+  std::set<std::string> kernels_before;
+  for (const profile::TuningRecord& r : profile::TuningDb(db_path).all()) {
+    before[r.kernel_hash + r.backend] = r.median_us;
+    kernels_before.insert(r.kernel_hash);
+  }
+
+  cli_test::Outcome rerun = cli_test::orch_cli(args);
+  ASSERT_EQ(rerun.exit_code, 0) << rerun.output;
+  EXPECT_NE(rerun.output.find(fmt::format("kernels: {} from the database", kernels_before.size())),
+            std::string::npos)
+      << rerun.output;
+  // Nothing stored before the kill was measured again.
+  std::map<std::string, double> after;
+  for (const profile::TuningRecord& r : profile::TuningDb(db_path).all())
+    after[r.kernel_hash + r.backend] = r.median_us;
+  for (const auto& [key, us] : before) EXPECT_EQ(after.at(key), us) << key;
+  EXPECT_GE(after.size(), before.size());
+
+  cli_test::Outcome third = cli_test::orch_cli(args);
+  ASSERT_EQ(third.exit_code, 0) << third.output;
+  EXPECT_NE(third.output.find(" 0 measured (0 measurements)"), std::string::npos) << third.output;
+
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &stmt, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(stmt), SQLITE_ROW);
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0)), "ok");
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+}
+
+}  // namespace
+}  // namespace orch

@@ -1,0 +1,75 @@
+// `orch optimize MODEL -o OUT_DIR`: the whole pipeline, from a model file to a compiled module
+// directory validated against the interpreter.
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "driver/optimize.h"
+
+namespace orch::tool {
+namespace {
+
+struct OptimizeArgs {
+  std::string model;
+  std::string out;
+  std::vector<std::string> shapes;
+  int threads = 0;
+  std::string db;
+  double time_budget_s = 60;
+  bool no_validate = false;
+  bool quiet = false;
+};
+
+// "1.50 MiB", "3.0 KiB", "512 B".
+std::string human_bytes(int64_t bytes) {
+  if (bytes >= (int64_t{1} << 20)) return fmt::format("{:.2f} MiB", bytes / 1048576.0);
+  if (bytes >= 1024) return fmt::format("{:.1f} KiB", bytes / 1024.0);
+  return fmt::format("{} B", bytes);
+}
+
+void run_optimize(const OptimizeArgs& args) {
+  driver::OptimizeOptions options;
+  options.pipeline.import = import_options(args.shapes);
+  options.tune.db_path = args.db;
+  options.tune.solve_time_limit_s = args.time_budget_s;
+  options.threads = args.threads;
+  options.validate = !args.no_validate;
+  if (!args.quiet) {
+    options.log = [](std::string_view line) { fmt::print("{}\n", line); };
+    // Tuning is the long step: a line every 10 measurements and at the end of each round.
+    options.tune.progress = [](const driver::TuneProgress& p) {
+      if (p.done % 10 == 0 || p.done == p.total)
+        fmt::print(stderr, "tune round {}: {}/{} measured, {:.0f} s\n", p.round, p.done, p.total,
+                   p.elapsed_s);
+    };
+  }
+  driver::OptimizeResult r = driver::optimize_model(args.model, args.out, options);
+  const stitch::StitchResult& m = r.module;
+  fmt::print("module: {} ({} kernels: {} Halide, {} oneDNN, {} reference; plan {:.1f} us)\n",
+             args.out, m.kernels, m.halide_kernels, m.dnnl_kernels, m.reference_kernels,
+             r.objective_us);
+  fmt::print("memory: arena {} for {} of intermediates; weights {}\n", human_bytes(m.arena_bytes),
+             human_bytes(m.intermediate_bytes), human_bytes(m.weights_bytes));
+  fmt::print("time: tune {:.1f} s, stitch {:.1f} s, validate {:.1f} s, total {:.1f} s\n",
+             r.tune_seconds, r.stitch_seconds, r.validate_seconds, r.total_seconds);
+}
+
+}  // namespace
+
+void add_optimize_command(CLI::App& app) {
+  auto args = std::make_shared<OptimizeArgs>();
+  CLI::App* cmd =
+      app.add_subcommand("optimize", "Optimize a model into a compiled module directory");
+  cmd->add_option("MODEL", args->model, "Model file (.onnx or .orch.txt)")->required();
+  cmd->add_option("-o,--out", args->out, "Module directory to write")->required();
+  add_shape_option(*cmd, args->shapes);
+  cmd->add_option("--threads", args->threads, "Kernel threads while validating (0: all cores)");
+  cmd->add_option("--db", args->db, "Tuning database (default: the user's tuning database)");
+  cmd->add_option("--time-budget", args->time_budget_s,
+                  "Seconds the orchestration solver may spend per solve (default 60)");
+  cmd->add_flag("--no-validate", args->no_validate,
+                "Skip running the module against the interpreter before writing it");
+  cmd->add_flag("-q,--quiet", args->quiet, "Print only the summary");
+  cmd->callback([args] { run_optimize(*args); });
+}
+
+}  // namespace orch::tool
