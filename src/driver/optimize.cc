@@ -127,16 +127,34 @@ OptimizeResult optimize_model(const std::string& model_path, const std::string& 
                               const OptimizeOptions& options) {
   auto start = Clock::now();
   OptimizeResult result;
-  Graph graph = primitive_graph(model_path, options.pipeline);
+  PipelineOptions pipeline = options.pipeline;
+  TuneOptions tune = options.tune;
+  std::vector<NodeId> origin;
+  if (options.fusion != FusionPolicy::full) {
+    pipeline.rewrite = false;
+    pipeline.fission_origin = &origin;
+  }
+  Graph graph = primitive_graph(model_path, pipeline);
+  if (options.fusion == FusionPolicy::operator_) tune.fixed_kernels = operator_kernels(origin);
+  if (options.fusion == FusionPolicy::greedy) tune.fixed_kernels = greedy_kernels(graph, origin);
   result.primitives = static_cast<int>(graph.num_nodes());
-  say(options, fmt::format("{}: {} primitives", model_path, result.primitives));
+  say(options,
+      fmt::format("{}: {} primitives{}", model_path, result.primitives,
+                  tune.fixed_kernels.empty()
+                      ? ""
+                      : fmt::format(", {} fixed kernels ({} fusion)", tune.fixed_kernels.size(),
+                                    fusion_policy_name(options.fusion))));
   auto tune_start = Clock::now();
-  TunedModel tuned = tune_model(std::move(graph), options.tune);
+  TunedModel tuned = tune_model(std::move(graph), tune);
   result.tune_seconds = seconds_since(tune_start);
   result.tune = tuned.stats;
   result.objective_us = tuned.plan.objective_us;
-  say(options, fmt::format("tuned in {:.1f} s: {} kernels, {:.1f} us", result.tune_seconds,
-                           tuned.plan.kernels.size(), tuned.plan.objective_us));
+  say(options, fmt::format("tuned in {:.1f} s: {} kernels, {:.1f} us{}", result.tune_seconds,
+                           tuned.plan.kernels.size(), tuned.plan.objective_us,
+                           tuned.stats.converged
+                               ? ""
+                               : " (tuning stopped at its cap: the best plan over the kernels "
+                                 "measured so far; a rerun continues from the database)"));
   auto stitch_start = Clock::now();
   result.module =
       build_module(tuned.graph, tuned.problem, tuned.plan, tuned.choices, out_dir, options);

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "driver/fusion_policy.h"
 #include "driver/pipeline.h"
 #include "driver/tune.h"
 #include "stitch/stitch.h"
@@ -21,6 +22,9 @@ struct OptimizeOptions {
   int threads = 0;       // kernel threads while validating; 0: one per core
   bool validate = true;  // run the module on random inputs against the interpreter
   uint64_t seed = 1;     // of the validation inputs
+  /// full: Korch's orchestration over every candidate; operator / greedy: the benchmark's
+  /// baselines (fusion_policy.h), which skip the rewrite stage (they need fission's origins).
+  FusionPolicy fusion = FusionPolicy::full;
   std::function<void(std::string_view)> log;  // progress lines; null: silent
 };
 

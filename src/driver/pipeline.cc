@@ -2,6 +2,7 @@
 
 #include "driver/model_io.h"
 #include "fission/fission.h"
+#include "ir/error.h"
 #include "ir/verifier.h"
 
 namespace orch::driver {
@@ -28,8 +29,13 @@ Graph primitive_graph(const std::string& model_path, const PipelineOptions& opti
   stage_done("import", graph);
   if (!options.fission) return graph;
   // Fission: every operator -> primitives (Korch §3); operators without a rule stay whole.
-  graph = fission::fission(graph);
+  fission::FissionReport report;
+  graph = fission::fission(graph, {}, &report);
   stage_done("fission", graph);
+  if (options.fission_origin) {
+    check(!options.rewrite, "fission origins need the rewrite stage off");
+    *options.fission_origin = std::move(report.origin);
+  }
   if (!options.rewrite) return graph;
   // Rewrite: verified substitutions and a cost-guided search over the primitive graph (Korch §3).
   graph = rewrite::rewrite(graph, options.rewrite_options);

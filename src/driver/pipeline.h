@@ -25,6 +25,9 @@ struct PipelineOptions {
   rewrite::RewriteOptions rewrite_options = default_rewrite_options();
   /// Called with each stage's name and result (`--dump-after`).
   std::function<void(std::string_view stage, const Graph& graph)> after_stage;
+  /// When given, receives the operator node of each primitive (fission's origin); requires
+  /// the rewrite stage off (rewrites do not keep operators apart).
+  std::vector<NodeId>* fission_origin = nullptr;
 };
 
 /// The stage names, in order: "import", "fission", "rewrite".

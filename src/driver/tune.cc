@@ -88,6 +88,7 @@ class Tuner {
     rules.max_primitives = options_.max_primitives;
     identify.enumeration.feasible = feasibility_of(rules);
     identify.enumeration.generable = backend_check(model_.graph);
+    if (!options_.fixed_kernels.empty()) restrict_to_kernels(identify, options_.fixed_kernels);
     model_.kernels = identify_kernels(model_.dag, identify);
     std::vector<double> zero(global_candidates(model_.dag, model_.kernels).size(), 0.0);
     model_.problem = orchestration_problem(model_.dag, model_.kernels, zero);

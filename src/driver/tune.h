@@ -17,6 +17,7 @@
 
 #include "candidates/candidates.h"
 #include "codegen/choice.h"
+#include "driver/fusion_policy.h"
 #include "ir/graph.h"
 #include "orchestrate/orchestrate.h"
 #include "partition/dag.h"
@@ -50,7 +51,10 @@ struct TuneOptions {
   /// every kernel pays the same per-call overhead, which the roofline cannot see. Empirical
   /// (not a proven bound); 0 turns it off.
   double overhead_floor = 0.8;
-  double solve_time_limit_s = 60;                     // per orchestrate() call
+  double solve_time_limit_s = 60;  // per orchestrate() call
+  /// Non-empty: exactly these kernels (a baseline fusion policy, fusion_policy.h) instead of
+  /// kernel identification's candidates.
+  std::vector<KernelRange> fixed_kernels;
   std::function<void(const TuneProgress&)> progress;  // null: silent
 };
 

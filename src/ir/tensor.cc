@@ -11,10 +11,11 @@ namespace orch {
 
 int64_t num_elements(const Shape& shape) {
   int64_t n = 1;
+  // Hot (every value a graph adds): the messages are formatted only on failure.
   for (int64_t d : shape) {
-    check(d >= 0, "negative dimension {} in shape {}", d, format_shape(shape));
-    check(d == 0 || n <= (int64_t{1} << 62) / d, "shape {} has too many elements",
-          format_shape(shape));
+    if (d < 0) fail("negative dimension {} in shape {}", d, format_shape(shape));
+    if (d != 0 && n > (int64_t{1} << 62) / d)
+      fail("shape {} has too many elements", format_shape(shape));
     n *= d;
   }
   return n;

@@ -43,9 +43,16 @@ json kernel_json(const StitchedKernel& k) {
   // Kernel-graph nodes are the primitives in order (extract_kernel keeps their names).
   for (size_t i = 0; i < k.primitives.size() && i < k.graph.num_nodes(); ++i) {
     const Node& node = k.graph.node(static_cast<NodeId>(i));
+    // The primitives of this kernel it reads (`orch explain` draws these edges).
+    json inputs = json::array();
+    for (ValueId v : node.inputs) {
+      const NodeId producer = v == kNoValue ? kNoNode : k.graph.value(v).producer;
+      if (producer != kNoNode) inputs.push_back(k.primitives[producer]);
+    }
     prims.push_back({{"id", k.primitives[i]},
                      {"node", primitive_label(k.primitives[i], node)},
-                     {"op", node.op}});
+                     {"op", node.op},
+                     {"inputs", inputs}});
   }
   json j = {{"name", k.name},
             {"backend", k.backend},
@@ -142,6 +149,7 @@ std::string report_markdown(const ModuleLayout& layout, const StitchResult& resu
     text += fmt::format("| {} | {} | {} | {:.1f} | {} |\n", k.name, k.backend, fmt::join(ops, ", "),
                         k.choice.cost_us, k.backend == "reference" ? "not optimized" : "");
   }
+  text += "\nThe plan as a picture: plan.svg (plan.dot; `orch explain DIR` redraws it).\n";
   if (!result.notes.empty()) {
     text += "\nNotes:\n\n";
     for (const std::string& note : result.notes) text += "- " + note + "\n";

@@ -12,6 +12,7 @@
 //                        "dnnl" or "reference"), built by the runtime at load; constants listed
 //                        in the kernel's "weights" are graph inputs here, bound from weights.bin
 //   report.md            per-kernel table, totals, peak arena versus the sum of intermediates
+//   plan.dot, plan.svg   the plan drawn by `orch explain` (SVG when Graphviz is installed)
 //   build/               the generated driver source, the Halide objects and headers, the link
 //                        command: kept for debugging, never read at load
 //
@@ -40,7 +41,8 @@
 //     "kernels": [{
 //         "name": "k0", "backend": "halide" | "dnnl" | "reference", "external": bool,
 //         "config": "<backend config text>", "cost_us": X, "optimized": bool,
-//         "primitives": [{"node": "<node name or #id>", "op": "prim.MatMul", "id": N}],
+//         "primitives": [{"node": "<node name or #id>", "op": "prim.MatMul", "id": N,
+//                         "inputs": [ids of this kernel's primitives it reads]}],
 //         "graph": "kernels/k0.orch",   // external kernels only
 //         "inputs":  [{"value", "dtype", "shape", "region", "index"?, "offset"?, "bytes"}],
 //         "outputs": [{"value", "dtype", "shape", "region", "index"?, "offset"?, "bytes"}],

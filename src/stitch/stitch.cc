@@ -15,6 +15,7 @@
 #include "ir/error.h"
 #include "ir/text_format.h"
 #include "runtime/module_format.h"
+#include "stitch/explain.h"
 #include "stitch/module_layout.h"
 
 namespace orch::stitch {
@@ -291,6 +292,7 @@ StitchResult stitch(const Graph& graph, const OrchestrationProblem& problem, con
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   write_file(out / runtime::kManifestFile, manifest_json(layout));
   write_file(out / runtime::kReportFile, report_markdown(layout, result));
+  write_explain(out.string());
   return result;
 }
 

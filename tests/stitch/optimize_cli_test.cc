@@ -13,16 +13,28 @@ namespace fs = std::filesystem;
 
 class OptimizeCli : public CliTest {};
 
-// Disabled by default: tuning measures every kernel (80 s on a loaded 2-core machine, over this
-// binary's budget); run with --gtest_also_run_disabled_tests.
-TEST_F(OptimizeCli, DISABLED_OptimizesTheExampleIntoAModule) {
+// One kernel per operator keeps tuning to one round over six kernels (full orchestration of the
+// example measures dozens: tests/profile and tests/stitch cover that path without the CLI).
+TEST_F(OptimizeCli, OptimizesTheExampleIntoAModule) {
   std::string model = std::string(ORCH_SOURCE_DIR) + "/examples/tiny_mlp.orch.txt";
   std::string out = path("mlp_module");
-  Outcome r = orch_cli(fmt::format("optimize {} -o {} --db {} -q", model, out, path("t.db")));
+  Outcome r = orch_cli(
+      fmt::format("optimize {} -o {} --db {} --fusion operator -q", model, out, path("t.db")));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("module: " + out + " ("), std::string::npos) << r.output;
-  for (const char* file : {"manifest.json", "weights.bin", "kernels.so", "report.md"})
+  EXPECT_NE(r.output.find("module: " + out + " (6 kernels"), std::string::npos) << r.output;
+  for (const char* file : {"manifest.json", "weights.bin", "kernels.so", "report.md", "plan.dot"})
     EXPECT_TRUE(fs::exists(fs::path(out) / file)) << file;
+  r = orch_cli(fmt::format("run {} --random-inputs --out {} --repeat 3", out, path("run")));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("latency_ms: median="), std::string::npos) << r.output;
+}
+
+TEST_F(OptimizeCli, UnknownFusionPolicyIsAnError) {
+  std::string model = std::string(ORCH_SOURCE_DIR) + "/examples/tiny_mlp.orch.txt";
+  Outcome r = orch_cli(fmt::format("optimize {} -o {} --fusion tvm", model, path("out")));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("unknown fusion policy 'tvm'"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(path("out")));
 }
 
 TEST_F(OptimizeCli, MissingModelIsAnError) {

@@ -17,6 +17,9 @@ struct OptimizeArgs {
   double time_budget_s = 60;
   bool no_validate = false;
   bool quiet = false;
+  std::string fusion = "full";
+  int max_primitives = 32;
+  double max_lazy_s = 600;
 };
 
 // "1.50 MiB", "3.0 KiB", "512 B".
@@ -31,6 +34,9 @@ void run_optimize(const OptimizeArgs& args) {
   options.pipeline.import = import_options(args.shapes);
   options.tune.db_path = args.db;
   options.tune.solve_time_limit_s = args.time_budget_s;
+  options.tune.max_primitives = args.max_primitives;
+  options.tune.max_lazy_s = args.max_lazy_s;
+  options.fusion = driver::parse_fusion_policy(args.fusion);
   options.threads = args.threads;
   options.validate = !args.no_validate;
   if (!args.quiet) {
@@ -69,6 +75,15 @@ void add_optimize_command(CLI::App& app) {
   cmd->add_flag("--no-validate", args->no_validate,
                 "Skip running the module against the interpreter before writing it");
   cmd->add_flag("-q,--quiet", args->quiet, "Print only the summary");
+  cmd->add_option("--fusion", args->fusion,
+                  "full (orchestration over every candidate kernel, default), operator (one "
+                  "kernel per ONNX operator) or greedy (injective operators fused into their "
+                  "producer, TVM FuseOps-style): the last two are the benchmark's baselines");
+  cmd->add_option("--max-primitives", args->max_primitives,
+                  "Primitives per candidate kernel (default 32)");
+  cmd->add_option("--max-lazy-s", args->max_lazy_s,
+                  "Seconds of lazy tuning rounds before settling for the best plan over the "
+                  "kernels measured so far (default 600; the report says when it settled)");
   cmd->callback([args] { run_optimize(*args); });
 }
 
