@@ -82,8 +82,7 @@ TEST_F(CandidatesCli, EnumeratesThePrimitiveGraphByDefault) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   // Two MatMuls, the biases' broadcasts and adds, the Relu and the fissioned Softmax; the
   // rewrite stage folded the biases' reshapes and the second bias's small broadcast.
-  EXPECT_TRUE(contains(r.output, "(Elementwise 6, Reduce 2, Broadcast 3, Linear 2)"))
-      << r.output;
+  EXPECT_TRUE(contains(r.output, "(Elementwise 6, Reduce 2, Broadcast 3, Linear 2)")) << r.output;
   // A kernel holding both MatMuls is one oneDNN call too many.
   EXPECT_TRUE(contains(r.output, "more than 1 Linear")) << r.output;
 }
