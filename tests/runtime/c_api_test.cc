@@ -27,6 +27,7 @@ class CApi : public testing::Test {
                          driver::OptimizeOptions{});
   }
   static void TearDownTestSuite() {
+    std::filesystem::remove_all(*dir_);
     delete model_;
     delete dir_;
   }

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <string>
 
+#include <unistd.h>
+
 #include "candidates/candidates.h"
 #include "codegen/dnnl/dnnl_backend.h"
 #include "codegen/halide/halide_backend.h"
@@ -73,7 +75,10 @@ inline PlannedModel plan_model(const Graph& operators, int max_primitives = 8) {
 
 /// A fresh directory under the test temp dir.
 inline std::string temp_dir(const std::string& name) {
-  std::filesystem::path dir = std::filesystem::path(testing::TempDir()) / ("orch_" + name);
+  // Per process: ctest runs each test of a binary as its own process, several at once, and each
+  // builds its suite's module in SetUpTestSuite.
+  std::filesystem::path dir =
+      std::filesystem::path(testing::TempDir()) / ("orch_" + name + "_" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
   return dir.string();
 }
