@@ -1,59 +1,21 @@
 // prim.Conv and prim.ConvTranspose on oneDNN: groups, depthwise, dilation, strides, asymmetric
 // pads, 1-D to 3-D, constant and variable weights.
+#include "../common/conv_cases.h"
 #include "dnnl_test_util.h"
 
 namespace orch::codegen::dnnl_test {
 namespace {
 
-using Ints = std::vector<int64_t>;
-
-struct ConvCase {
-  int64_t n = 1, c = 4, m = 4, group = 1;
-  Ints spatial = {8, 8}, kernel = {3, 3}, strides = {1, 1}, dilations = {1, 1}, pads = {1, 1, 1, 1},
-       output_padding = {};
-  bool constant_weights = true;
-};
-
-Attributes conv_attrs(const ConvCase& cc) {
-  Attributes a = {
-      {"strides", cc.strides}, {"dilations", cc.dilations}, {"pads", cc.pads}, {"group", cc.group}};
-  if (!cc.output_padding.empty()) a["output_padding"] = cc.output_padding;
-  return a;
-}
+using conv_cases::conv_attrs;
+using conv_cases::ConvCase;
+using conv_cases::Ints;
+using conv_cases::random_case;
 
 ValueId conv(Net& n, const ConvCase& cc, bool transposed, uint64_t seed) {
-  Shape x = {cc.n, cc.c},
-        w = transposed ? Shape{cc.c, cc.m / cc.group} : Shape{cc.m, cc.c / cc.group};
-  x.insert(x.end(), cc.spatial.begin(), cc.spatial.end());
-  w.insert(w.end(), cc.kernel.begin(), cc.kernel.end());
+  Shape w = conv_cases::weight_shape(cc, transposed);
   ValueId wv = cc.constant_weights ? n.weights(w, seed) : n.input(w);
-  return n.op(transposed ? "prim.ConvTranspose" : "prim.Conv", {n.input(x), wv}, conv_attrs(cc));
-}
-
-// A random valid convolution of `rank` spatial dims (the output has at least one element).
-ConvCase random_case(std::mt19937& rng, size_t rank, bool transposed) {
-  ConvCase cc;
-  int64_t per_group_c = pick(rng, 1, 6), per_group_m = pick(rng, 1, 6);
-  cc.group = pick(rng, 0, 2) == 0 ? 1 : pick(rng, 2, 4);
-  cc.n = pick(rng, 1, 2);
-  cc.c = per_group_c * cc.group;
-  cc.m = per_group_m * cc.group;
-  cc.constant_weights = pick(rng, 0, 1) == 1;
-  cc.spatial.clear(), cc.kernel.clear(), cc.strides.clear(), cc.dilations.clear();
-  Ints begin, end;
-  for (size_t s = 0; s < rank; ++s) {
-    cc.kernel.push_back(pick(rng, 1, 3));
-    cc.strides.push_back(pick(rng, 1, 2));
-    cc.dilations.push_back(pick(rng, 1, 2));
-    int64_t extent = (cc.kernel[s] - 1) * cc.dilations[s] + 1;
-    cc.spatial.push_back(pick(rng, extent, extent + (rank == 3 ? 4 : 9)));
-    begin.push_back(pick(rng, 0, extent - 1));
-    end.push_back(pick(rng, 0, extent - 1));
-    if (transposed) cc.output_padding.push_back(pick(rng, 0, cc.strides[s] - 1));
-  }
-  cc.pads = begin;
-  cc.pads.insert(cc.pads.end(), end.begin(), end.end());
-  return cc;
+  return n.op(transposed ? "prim.ConvTranspose" : "prim.Conv",
+              {n.input(conv_cases::input_shape(cc)), wv}, conv_attrs(cc, transposed));
 }
 
 TEST(DnnlConv, RandomConvolutions) {

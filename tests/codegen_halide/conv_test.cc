@@ -4,6 +4,7 @@
 
 #include <random>
 
+#include "../common/conv_cases.h"
 #include "halide_util.h"
 #include "interp/random_inputs.h"
 #include "ir/builder.h"
@@ -11,36 +12,19 @@
 namespace orch::codegen {
 namespace {
 
-using Ints = std::vector<int64_t>;
-
-struct ConvCase {
-  int64_t n = 1, c = 4, m = 4, group = 1;
-  Ints spatial = {8, 8}, kernel = {3, 3}, strides = {1, 1}, dilations = {1, 1}, pads = {1, 1, 1, 1},
-       output_padding = {};
-  bool constant_weights = true;
-};
-
-int64_t pick(std::mt19937& rng, int64_t lo, int64_t hi) {
-  return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
-}
+using conv_cases::ConvCase;
+using conv_cases::random_case;
 
 // A graph computing one convolution of `cc` (plus `epilogue` on its result when set).
 Graph conv_graph(const ConvCase& cc, bool transposed, uint64_t seed, bool epilogue = false) {
   Graph g;
   Builder b(g);
-  Shape x = {cc.n, cc.c},
-        w = transposed ? Shape{cc.c, cc.m / cc.group} : Shape{cc.m, cc.c / cc.group};
-  x.insert(x.end(), cc.spatial.begin(), cc.spatial.end());
-  w.insert(w.end(), cc.kernel.begin(), cc.kernel.end());
-  ValueId xv = b.input("x", {DType::f32, x});
+  const Shape w = conv_cases::weight_shape(cc, transposed);
+  ValueId xv = b.input("x", {DType::f32, conv_cases::input_shape(cc)});
   ValueId wv = cc.constant_weights ? b.constant(interp::random_tensor({DType::f32, w}, seed))
                                    : b.input("w", {DType::f32, w});
-  Attributes a = {
-      {"strides", cc.strides}, {"dilations", cc.dilations}, {"pads", cc.pads}, {"group", cc.group}};
-  if (transposed)
-    a["output_padding"] =
-        cc.output_padding.empty() ? Ints(cc.spatial.size(), 0) : cc.output_padding;
-  ValueId y = b.op(transposed ? "prim.ConvTranspose" : "prim.Conv", {xv, wv}, a);
+  ValueId y = b.op(transposed ? "prim.ConvTranspose" : "prim.Conv", {xv, wv},
+                   conv_cases::conv_attrs(cc, transposed));
   if (epilogue) {
     // Bias as fission adds it (reshape + broadcast), then ReLU.
     Shape ys = g.value(y).type.shape;
@@ -54,32 +38,6 @@ Graph conv_graph(const ConvCase& cc, bool transposed, uint64_t seed, bool epilog
   }
   b.output(y);
   return g;
-}
-
-// A random valid convolution of `rank` spatial dims (the output has at least one element).
-ConvCase random_case(std::mt19937& rng, size_t rank, bool transposed) {
-  ConvCase cc;
-  int64_t per_group_c = pick(rng, 1, 6), per_group_m = pick(rng, 1, 6);
-  cc.group = pick(rng, 0, 2) == 0 ? 1 : pick(rng, 2, 4);
-  cc.n = pick(rng, 1, 2);
-  cc.c = per_group_c * cc.group;
-  cc.m = per_group_m * cc.group;
-  cc.constant_weights = pick(rng, 0, 1) == 1;
-  cc.spatial.clear(), cc.kernel.clear(), cc.strides.clear(), cc.dilations.clear();
-  Ints begin, end;
-  for (size_t s = 0; s < rank; ++s) {
-    cc.kernel.push_back(pick(rng, 1, 3));
-    cc.strides.push_back(pick(rng, 1, 2));
-    cc.dilations.push_back(pick(rng, 1, 2));
-    int64_t extent = (cc.kernel[s] - 1) * cc.dilations[s] + 1;
-    cc.spatial.push_back(pick(rng, extent, extent + (rank == 3 ? 3 : 9)));
-    begin.push_back(pick(rng, 0, extent - 1));
-    end.push_back(pick(rng, 0, extent - 1));
-    if (transposed) cc.output_padding.push_back(pick(rng, 0, cc.strides[s] - 1));
-  }
-  cc.pads = begin;
-  cc.pads.insert(cc.pads.end(), end.begin(), end.end());
-  return cc;
 }
 
 TEST(HalideConv, RandomConvolutions) {
