@@ -3,6 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "ir/graph.h"
 
 namespace orch::runtime {
 
@@ -20,5 +24,29 @@ inline constexpr const char* kBuildDir = "build";
 
 /// Alignment of weights.bin entries and arena buffers.
 inline constexpr int64_t kAlignment = 64;
+
+/// The regions a value's bytes live in (see stitch/manifest.h).
+enum class Region { arena, weights, input, output };
+
+/// The manifest's name of a region: "arena", "weights", "input", "output".
+inline std::string_view region_name(Region region) {
+  constexpr std::string_view kNames[] = {"arena", "weights", "input", "output"};
+  return kNames[static_cast<int>(region)];
+}
+
+/// Where a value's bytes are: `index` for inputs and outputs, `offset` for the arena and weights.
+struct Location {
+  Region region = Region::arena;
+  int index = 0;
+  int64_t offset = 0;
+  int64_t bytes = 0;
+};
+
+/// A kernel input or output: the primitive graph value, its type and where it lives.
+struct KernelValue {
+  std::string value;
+  TensorType type;
+  Location at;
+};
 
 }  // namespace orch::runtime

@@ -11,27 +11,11 @@
 #include "codegen/kernel.h"
 #include "orch/module.h"
 #include "runtime/module_abi.h"
+#include "runtime/module_format.h"
 
 namespace orch {
 
 namespace runtime {
-
-/// The regions of manifest.h.
-enum class Region { arena, weights, input, output };
-
-struct Location {
-  Region region = Region::arena;
-  int index = 0;
-  int64_t offset = 0;
-  int64_t bytes = 0;
-};
-
-/// A kernel input or output as the manifest lists it.
-struct KernelValue {
-  std::string value;
-  TensorType type;
-  Location at;
-};
 
 /// An external kernel (dnnl, reference) built at load. Kernel::run is not promised to be
 /// reentrant, so concurrent contexts take turns on each external kernel.

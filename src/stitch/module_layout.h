@@ -7,30 +7,16 @@
 
 #include "codegen/choice.h"
 #include "ir/graph.h"
+#include "runtime/module_format.h"
 #include "stitch/memory_plan.h"
 #include "stitch/stitch.h"
 
 namespace orch::stitch {
 
-/// The regions a value's bytes live in (see manifest.h).
-enum class Region { arena, weights, input, output };
-
-std::string_view region_name(Region region);
-
-/// Where a value's bytes are: `index` for inputs and outputs, `offset` for the arena and weights.
-struct Location {
-  Region region = Region::arena;
-  int index = 0;
-  int64_t offset = 0;
-  int64_t bytes = 0;
-};
-
-/// A kernel input or output: the primitive graph value, its type and where it lives.
-struct KernelValue {
-  std::string value;
-  TensorType type;
-  Location at;
-};
+using runtime::KernelValue;
+using runtime::Location;
+using runtime::Region;
+using runtime::region_name;
 
 struct StitchedKernel {
   std::string name;     // "k3": symbols and file names

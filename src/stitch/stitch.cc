@@ -22,20 +22,6 @@ namespace orch::stitch {
 
 namespace fs = std::filesystem;
 
-std::string_view region_name(Region region) {
-  switch (region) {
-    case Region::arena:
-      return "arena";
-    case Region::weights:
-      return "weights";
-    case Region::input:
-      return "input";
-    case Region::output:
-      return "output";
-  }
-  return "?";
-}
-
 namespace {
 
 int64_t align_up(int64_t n) {

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <string_view>
 
 #include "codegen/halide/halide_backend.h"
 #include "interp/interpreter.h"
@@ -13,6 +14,18 @@
 #include "ir/op_registry.h"
 
 namespace orch::codegen {
+
+/// Softmax over the rows of f32[64,100] as fission writes it (the tests' fused kernel).
+constexpr std::string_view kSoftmax = R"(graph g(%x: f32[64,100]) {
+  %m: f32[64,1] = prim.Reduce(%x) {axes = [1], kind = "max"}
+  %mb: f32[64,100] = prim.Broadcast(%m) {shape = [64, 100]}
+  %s: f32[64,100] = prim.Elementwise(%x, %mb) {fn = "sub"}
+  %e: f32[64,100] = prim.Elementwise(%s) {fn = "exp"}
+  %t: f32[64,1] = prim.Reduce(%e) {axes = [1], kind = "sum"}
+  %tb: f32[64,100] = prim.Broadcast(%t) {shape = [64, 100]}
+  %y: f32[64,100] = prim.Elementwise(%e, %tb) {fn = "div"}
+  return %y
+})";
 
 /// "" when the tensors agree (rtol 1e-3 as the ONNX backend tests, atol 1e-5 by default: f32
 /// sums in another order than the interpreter's double sums; NaNs agree with NaNs), else the

@@ -31,17 +31,6 @@ TEST(HalideLowering, ElementwiseChain) {
   EXPECT_EQ(halide_matches(g, 1), "");
 }
 
-constexpr std::string_view kSoftmax = R"(graph g(%x: f32[64,100]) {
-  %m: f32[64,1] = prim.Reduce(%x) {axes = [1], kind = "max"}
-  %mb: f32[64,100] = prim.Broadcast(%m) {shape = [64, 100]}
-  %s: f32[64,100] = prim.Elementwise(%x, %mb) {fn = "sub"}
-  %e: f32[64,100] = prim.Elementwise(%s) {fn = "exp"}
-  %t: f32[64,1] = prim.Reduce(%e) {axes = [1], kind = "sum"}
-  %tb: f32[64,100] = prim.Broadcast(%t) {shape = [64, 100]}
-  %y: f32[64,100] = prim.Elementwise(%e, %tb) {fn = "div"}
-  return %y
-})";
-
 TEST(HalideLowering, SoftmaxRows) {
   Graph g = parse_graph(kSoftmax);
   EXPECT_EQ(halide_matches(g, 2), "");

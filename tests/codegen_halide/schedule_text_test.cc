@@ -9,17 +9,6 @@
 namespace orch::codegen {
 namespace {
 
-constexpr std::string_view kSoftmax = R"(graph g(%x: f32[64,100]) {
-  %m: f32[64,1] = prim.Reduce(%x) {axes = [1], kind = "max"}
-  %mb: f32[64,100] = prim.Broadcast(%m) {shape = [64, 100]}
-  %s: f32[64,100] = prim.Elementwise(%x, %mb) {fn = "sub"}
-  %e: f32[64,100] = prim.Elementwise(%s) {fn = "exp"}
-  %t: f32[64,1] = prim.Reduce(%e) {axes = [1], kind = "sum"}
-  %tb: f32[64,100] = prim.Broadcast(%t) {shape = [64, 100]}
-  %y: f32[64,100] = prim.Elementwise(%e, %tb) {fn = "div"}
-  return %y
-})";
-
 schedule::Machine test_machine() {
   return schedule::machine_from_json(R"({
   "name": "test", "kind": "cpu", "cores": 4, "simd_bytes": 32,

@@ -18,25 +18,7 @@ namespace {
 
 using cli_test::run_shell;
 
-class CApi : public testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    model_ = new PlannedModel(plan_model(mlp_model()));
-    dir_ = new std::string(temp_dir("c_api_mlp"));
-    driver::build_module(model_->graph, model_->problem, model_->plan, model_->choices, *dir_,
-                         driver::OptimizeOptions{});
-  }
-  static void TearDownTestSuite() {
-    std::filesystem::remove_all(*dir_);
-    delete model_;
-    delete dir_;
-  }
-  static PlannedModel* model_;
-  static std::string* dir_;
-};
-
-PlannedModel* CApi::model_ = nullptr;
-std::string* CApi::dir_ = nullptr;
+class CApi : public MlpModuleSuite {};
 
 void write_bytes(const std::string& path, const Tensor& t) {
   std::ofstream(path, std::ios::binary)

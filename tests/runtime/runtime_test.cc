@@ -18,20 +18,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class Runtime : public testing::Test {
+class Runtime : public MlpModuleSuite {
  protected:
-  static void SetUpTestSuite() {
-    model_ = new PlannedModel(plan_model(mlp_model()));
-    dir_ = new std::string(temp_dir("runtime_mlp"));
-    driver::build_module(model_->graph, model_->problem, model_->plan, model_->choices, *dir_,
-                         driver::OptimizeOptions{});
-  }
-  static void TearDownTestSuite() {
-    std::filesystem::remove_all(*dir_);
-    delete model_;
-    delete dir_;
-  }
-
   // A copy of the module directory to damage.
   static std::string copy_module(const std::string& name) {
     std::string dir = temp_dir(name);
@@ -48,13 +36,7 @@ class Runtime : public testing::Test {
     }
     return "no error";
   }
-
-  static PlannedModel* model_;
-  static std::string* dir_;
 };
-
-PlannedModel* Runtime::model_ = nullptr;
-std::string* Runtime::dir_ = nullptr;
 
 std::string run_error(const Module& module, std::span<const Tensor> inputs) {
   try {

@@ -110,4 +110,23 @@ inline Graph mlp_model() {
   return g;
 }
 
+/// A fixture whose suite builds the MLP into a module directory once (per process) and
+/// removes it afterwards: the runtime and C API tests run against it.
+class MlpModuleSuite : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    model_ = new PlannedModel(plan_model(mlp_model()));
+    dir_ = new std::string(temp_dir("mlp_module"));
+    driver::build_module(model_->graph, model_->problem, model_->plan, model_->choices, *dir_,
+                         driver::OptimizeOptions{});
+  }
+  static void TearDownTestSuite() {
+    std::filesystem::remove_all(*dir_);
+    delete model_;
+    delete dir_;
+  }
+  inline static PlannedModel* model_ = nullptr;
+  inline static std::string* dir_ = nullptr;
+};
+
 }  // namespace orch::stitch_test
