@@ -45,6 +45,9 @@ struct Backend {
   std::string (*reject)(const Graph& kernel);
   /// Compiles an accepted kernel; compile failures throw Error with the reason.
   std::unique_ptr<Kernel> (*compile)(const Graph& kernel);
+  /// Optional, run once in a process before it forks compiling children: work each child
+  /// would otherwise repeat (Halide builds its JIT runtime, ~0.4 s, on the first compile).
+  void (*prepare_fork)() = nullptr;
 };
 
 }  // namespace orch::codegen

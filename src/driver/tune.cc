@@ -6,6 +6,7 @@
 #include <chrono>
 #include <limits>
 #include <map>
+#include <optional>
 
 #include "codegen/kernel.h"
 #include "driver/backend_check.h"
@@ -59,7 +60,6 @@ class Tuner {
   Tuner(TunedModel& model, const TuneOptions& options)
       : model_(model),
         options_(options),
-        db_(options.db_path),
         machine_id_(profile::machine_fingerprint()),
         machine_(schedule::host_machine(options.machine_path)) {
     profiler_.jobs = options.jobs;
@@ -67,12 +67,16 @@ class Tuner {
     profiler_.measure.budget_ms = options.budget_ms;
     profiler_.halide_configs = options.halide_configs;
     profiler_.machine = machine_;
+    // Analytic tuning reads and writes no measurements: it leaves the database alone.
+    if (!options.analytic) db_.emplace(options.db_path);
   }
 
   void run() {
     identify();
     collect_unique();
-    if (options_.exhaustive)
+    if (options_.analytic)
+      estimate();
+    else if (options_.exhaustive)
       tune_exhaustively();
     else
       tune_lazily();
@@ -114,7 +118,8 @@ class Tuner {
       unique_[it->second].candidates.push_back(i);
     }
     for (UniqueKernel& u : unique_) {
-      std::vector<profile::TuningRecord> records = db_.find(u.hash, machine_id_);
+      if (!db_) break;
+      std::vector<profile::TuningRecord> records = db_->find(u.hash, machine_id_);
       if (records.empty()) continue;
       apply_records(u, records);
       ++model_.stats.from_db;
@@ -147,7 +152,7 @@ class Tuner {
                                .compile_s = m.compile_s,
                                .label = u.label});
           }
-          db_.put(records);
+          db_->put(records);
           apply_records(u, records);
           ++model_.stats.measured;
           model_.stats.measurements += static_cast<int64_t>(results.size());
@@ -220,6 +225,22 @@ class Tuner {
     set_costs(false);
   }
 
+  // No measurement: estimated costs and the first accepting backend (TuneOptions::analytic).
+  void estimate() {
+    profile::BackendSet backends = profile::default_backends();
+    for (UniqueKernel& u : unique_) {
+      u.known = true;
+      u.cost_us = u.bound_us + options_.analytic_call_us;
+      u.choice = {
+          .backend = std::string(profile::accepting_backends(backends, u.kernel).front()->name),
+          .config = "",
+          .cost_us = u.cost_us};
+    }
+    model_.stats.converged = false;
+    set_costs(false);
+    model_.plan = orchestrate(model_.problem, solve_options());
+  }
+
   // Every unique kernel measured, except (with prune) those whose bound cannot beat computing
   // their primitives one kernel each.
   void tune_exhaustively() {
@@ -280,7 +301,7 @@ class Tuner {
 
   TunedModel& model_;
   const TuneOptions& options_;
-  profile::TuningDb db_;
+  std::optional<profile::TuningDb> db_;
   std::string machine_id_;
   schedule::Machine machine_;
   profile::ProfilerOptions profiler_;

@@ -180,6 +180,8 @@ void profile_kernels(std::span<const Graph* const> kernels, const ProfilerOption
       options.wall_timeout_s > 0 ? options.wall_timeout_s : 10 * options.timeout_s;
   const auto timeout =
       std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(wall_s));
+  for (const codegen::Backend* b : options.backends.backends)
+    if (b->prepare_fork != nullptr) b->prepare_fork();
   std::vector<Child> active;
   std::deque<pid_t> token_queue;
   pid_t token_holder = -1;

@@ -11,8 +11,9 @@
 //
 // Children are forked without exec, so they inherit the caller's memory (the kernel graphs and
 // the backends, test backends included). The caller must not have initialized Halide's or
-// oneDNN's thread pools (fork keeps only the calling thread): orch's parent process never
-// compiles or runs a kernel itself.
+// oneDNN's thread pools (fork keeps only the calling thread): orch's parent process never runs
+// a kernel itself; it only lets each backend prepare what every child would repeat
+// (Backend::prepare_fork: Halide's JIT runtime, compiled once instead of once per child).
 #pragma once
 
 #include <functional>

@@ -55,15 +55,16 @@ double roofline_lower_bound_us(const Graph& kernel, const schedule::Machine& mac
   double compute_us = kernel_flops(kernel) / (peak_gflops(machine) * 1e3);
   double bytes = kernel_unavoidable_bytes(kernel);
   // The first cache level (after registers) that holds everything, else main memory.
-  double bandwidth_gbs = machine.levels.empty() ? 1000 : machine.levels.back().bandwidth_gbs;
+  double bandwidth_gbs = 1000;
   for (size_t i = 1; i < machine.levels.size(); ++i) {
     const schedule::MemoryLevel& level = machine.levels[i];
     if (level.capacity == 0 || bytes <= static_cast<double>(level.capacity)) {
-      bandwidth_gbs = level.bandwidth_gbs;
+      // A private level's bandwidth is one core's; a shared level's already all cores'.
+      bandwidth_gbs = level.bandwidth_gbs * (level.shared ? 1 : std::max(1, machine.cores));
       break;
     }
   }
-  double memory_us = bytes / (bandwidth_gbs * std::max(1, machine.cores) * 2 * 1e3);
+  double memory_us = bytes / (bandwidth_gbs * 2 * 1e3);
   return std::max(compute_us, memory_us);
 }
 

@@ -73,6 +73,19 @@ double read_bandwidth(int64_t bytes, double seconds) {
   return best;
 }
 
+// Every core sums its own share of `bytes` at the same time; returns the sum of their
+// bandwidths (a parallel kernel's view of a shared level).
+double parallel_read_bandwidth(int64_t bytes, int cores, double seconds) {
+  std::vector<double> each(static_cast<size_t>(std::max(cores, 1)));
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < each.size(); ++t)
+    threads.emplace_back([&, t] { each[t] = read_bandwidth(bytes / std::max(cores, 1), seconds); });
+  for (std::thread& t : threads) t.join();
+  double total = 0;
+  for (double b : each) total += b;
+  return total;
+}
+
 }  // namespace
 
 int64_t Machine::tile_capacity(size_t level) const {
@@ -118,7 +131,8 @@ void probe_bandwidths(Machine& m, double seconds_per_level) {
     // Half a cache keeps the buffer resident; main memory gets 4x the largest cache.
     int64_t bytes = l.capacity > 0 ? l.capacity / 2 : std::max<int64_t>(4 * largest, 64 << 20);
     largest = std::max(largest, l.capacity);
-    l.bandwidth_gbs = read_bandwidth(bytes, seconds_per_level);
+    l.bandwidth_gbs = l.shared ? parallel_read_bandwidth(bytes, m.cores, seconds_per_level)
+                               : read_bandwidth(bytes, seconds_per_level);
   }
   if (m.levels.size() > 1) m.levels[0].bandwidth_gbs = 2 * m.levels[1].bandwidth_gbs;
 }

@@ -22,6 +22,7 @@ struct MemoryLevel {
   std::string name;
   int64_t capacity = 0;  // bytes; 0 for unbounded (main memory)
   int64_t line = 64;     // bytes moved per transfer from the next slower level
+  // Read bandwidth: of one core for a private level, of all cores together for a shared one.
   double bandwidth_gbs = 1;
   bool shared = false;  // shared by all cores: each core's tile gets capacity / cores
   bool operator==(const MemoryLevel&) const = default;
@@ -45,7 +46,8 @@ struct Machine {
 Machine detect_machine();
 
 /// Measures each level's read bandwidth with a STREAM-like sum over a buffer sized for it
-/// (about `seconds_per_level` each); registers are taken as twice L1.
+/// (about `seconds_per_level` each): one core for a private level, every core at once on its own
+/// buffer for a shared one (what a parallel kernel gets); registers are taken as twice L1.
 void probe_bandwidths(Machine& machine, double seconds_per_level = 0.05);
 
 /// JSON text of a machine description, and back. Parsing errors name the field.

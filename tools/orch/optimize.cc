@@ -20,6 +20,7 @@ struct OptimizeArgs {
   std::string fusion = "full";
   int max_primitives = 32;
   double max_lazy_s = 600;
+  bool analytic = false;
 };
 
 // "1.50 MiB", "3.0 KiB", "512 B".
@@ -36,6 +37,7 @@ void run_optimize(const OptimizeArgs& args) {
   options.tune.solve_time_limit_s = args.time_budget_s;
   options.tune.max_primitives = args.max_primitives;
   options.tune.max_lazy_s = args.max_lazy_s;
+  options.tune.analytic = args.analytic;
   options.fusion = driver::parse_fusion_policy(args.fusion);
   options.threads = args.threads;
   options.validate = !args.no_validate;
@@ -84,6 +86,10 @@ void add_optimize_command(CLI::App& app) {
   cmd->add_option("--max-lazy-s", args->max_lazy_s,
                   "Seconds of lazy tuning rounds before settling for the best plan over the "
                   "kernels measured so far (default 600; the report says when it settled)");
+  cmd->add_flag("--analytic", args->analytic,
+                "Measure nothing: plan with estimated costs (roofline bound + 2 us per kernel) "
+                "and the first backend that accepts each kernel; quick, for checking code "
+                "generation, not for speed");
   cmd->callback([args] { run_optimize(*args); });
 }
 

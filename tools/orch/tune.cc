@@ -56,12 +56,14 @@ void print_summary(const TuneArgs& args, const driver::TunedModel& t) {
       "kernels: {} from the database, {} measured ({} measurements), {} failed, {} never "
       "measured ({})\n",
       s.from_db, s.measured, s.measurements, s.failed, s.pruned,
-      args.options.exhaustive ? (args.options.prune ? "pruned by the roofline bound" : "none")
-                              : "ruled out by the roofline bound, lazily");
+      args.options.analytic     ? "analytic estimates"
+      : args.options.exhaustive ? (args.options.prune ? "pruned by the roofline bound" : "none")
+                                : "ruled out by the roofline bound, lazily");
   fmt::print("rounds: {}{}; tuning time: {:.1f} s\n", s.rounds,
-             s.converged ? ""
-                         : " (stopped by --max-rounds/--max-lazy-s: best plan over measured "
-                           "kernels, not proven optimal)",
+             s.converged             ? ""
+             : args.options.analytic ? " (analytic: estimated costs, nothing measured)"
+                                     : " (stopped by --max-rounds/--max-lazy-s: best plan over "
+                                       "measured kernels, not proven optimal)",
              s.tuning_seconds);
   fmt::print("objective: {:.2f} us in {} kernels{}\n", t.plan.objective_us, t.plan.kernels.size(),
              t.plan.note.empty() ? "" : fmt::format(" ({})", t.plan.note));
@@ -79,6 +81,8 @@ void add_tune_options(CLI::App& cmd, TuneArgs& args) {
   cmd.add_flag("--prune", args.options.prune,
                "With --exhaustive: skip kernels whose roofline bound cannot beat their primitives "
                "run one per kernel");
+  cmd.add_flag("--analytic", args.options.analytic,
+               "Measure nothing: estimated costs (roofline bound + 2 us per kernel)");
   cmd.add_flag("--quiet", args.quiet, "No progress on stderr");
   cmd.add_option("--max-primitives", args.options.max_primitives,
                  "Primitives per candidate kernel (default 32)");

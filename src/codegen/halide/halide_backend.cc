@@ -205,8 +205,25 @@ void halide_compile_to_object(const Graph& kernel, const std::string& path_prefi
   }
 }
 
+namespace {
+
+// Compiles (never runs: no thread pool starts) a one-value pipeline for the JIT target, which
+// builds and caches Halide's JIT runtime; forked children inherit it.
+void prepare_fork() {
+  try {
+    Halide::Func f;
+    Halide::Var x;
+    f(x) = x;
+    f.compile_jit(Halide::get_jit_target_from_environment());
+  } catch (const Halide::Error&) {
+    // Only a lost speed-up: each child builds the runtime itself.
+  }
+}
+
+}  // namespace
+
 const Backend& halide_backend() {
-  static const Backend backend{"halide", backend_reject, backend_compile};
+  static const Backend backend{"halide", backend_reject, backend_compile, prepare_fork};
   return backend;
 }
 
