@@ -7,9 +7,12 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <thread>
 
+#include "codegen/dnnl/dnnl_backend.h"
 #include "codegen/kernel.h"
 #include "driver/backend_check.h"
+#include "driver/cost_estimate.h"
 #include "ir/error.h"
 #include "ir/hash.h"
 #include "orchestrate/from_candidates.h"
@@ -32,7 +35,9 @@ struct UniqueKernel {
   std::string label;
   std::vector<size_t> candidates;
   double bound_us = 0;  // roofline lower bound
-  bool known = false;   // measured, in this run or before
+  KernelKind kind = KernelKind::memory;
+  int primitives = 1;
+  bool known = false;  // measured, in this run or before
   double cost_us = kInfinity;
   codegen::KernelChoice choice;
 };
@@ -112,6 +117,8 @@ class Tuner {
       if (inserted) {
         UniqueKernel u{.hash = hash, .outputs = output_types(kernel), .label = c.label};
         u.bound_us = profile::roofline_lower_bound_us(kernel, machine_);
+        u.kind = kernel_kind(kernel, u.bound_us);
+        u.primitives = static_cast<int>(c.primitives.size());
         u.kernel = std::move(kernel);
         unique_.push_back(std::move(u));
       }
@@ -126,12 +133,20 @@ class Tuner {
     }
   }
 
+  KernelKind kernel_kind(const Graph& kernel, double bound_us) const {
+    double compute_us = profile::kernel_flops(kernel) / (profile::peak_gflops(machine_) * 1e3);
+    if (compute_us < bound_us) return KernelKind::memory;
+    return codegen::dnnl_backend().reject(kernel).empty() ? KernelKind::library_compute
+                                                          : KernelKind::generated_compute;
+  }
+
   // Measures `ids` (unique kernels), storing each result as soon as it arrives.
   void measure(const std::vector<size_t>& ids) {
     if (ids.empty()) return;
     std::vector<const Graph*> kernels;
     for (size_t id : ids) kernels.push_back(&unique_[id].kernel);
-    TuneProgress progress{.total = static_cast<int>(ids.size()), .round = model_.stats.rounds};
+    TuneProgress progress{
+        .total = static_cast<int>(ids.size()), .round = model_.stats.rounds, .phase = phase_};
     Clock::time_point round_start = Clock::now();
     profile::profile_kernels(
         kernels, profiler_, [&](size_t job, std::vector<profile::Measurement> results) {
@@ -157,9 +172,8 @@ class Tuner {
           ++model_.stats.measured;
           model_.stats.measurements += static_cast<int64_t>(results.size());
           ++progress.done;
-          progress.elapsed_s = std::chrono::duration<double>(Clock::now() - start_).count();
-          progress.round_elapsed_s =
-              std::chrono::duration<double>(Clock::now() - round_start).count();
+          progress.elapsed_s = seconds_since(start_);
+          progress.round_elapsed_s = seconds_since(round_start);
           progress.last =
               u.known && u.cost_us < kInfinity
                   ? fmt::format("{:.2f} us ({}) {}", u.cost_us, u.choice.backend, u.label)
@@ -177,52 +191,142 @@ class Tuner {
     return fastest == kInfinity ? 0 : options_.overhead_floor * fastest;
   }
 
-  void set_costs(bool bounds_for_unknown) {
-    double floor = bounds_for_unknown ? floor_us() : 0;
+  // What an unmeasured kernel costs in the BLP: a lower bound, an estimate, or nothing.
+  enum class Unknown { bound, estimate, excluded };
+
+  double estimate(const UniqueKernel& u) const {
+    return estimate_cost_us(fit_, u.bound_us, u.kind, u.primitives);
+  }
+
+  void set_costs(Unknown unknown) {
+    double floor = unknown == Unknown::bound ? floor_us() : 0;
+    std::vector<CostSample> samples;
+    for (const UniqueKernel& u : unique_)
+      if (u.known && u.cost_us < kInfinity)
+        samples.push_back({u.bound_us, u.cost_us, u.kind, u.primitives});
+    fit_ = fit_cost_estimate(samples);
     for (const UniqueKernel& u : unique_) {
-      double cost = u.known              ? u.cost_us
-                    : bounds_for_unknown ? std::max(u.bound_us, floor)
-                                         : kInfinity;
+      double cost = u.known                        ? u.cost_us
+                    : unknown == Unknown::bound    ? std::max(u.bound_us, floor)
+                    : unknown == Unknown::estimate ? estimate(u)
+                                                   : kInfinity;
       for (size_t i : u.candidates) model_.problem.candidates[i].cost_us = cost;
     }
   }
 
   OrchestrateOptions solve_options() const { return {.time_limit_s = options_.solve_time_limit_s}; }
 
-  // The lazy exact scheme: solve with bounds for the unmeasured, measure what the plan uses,
-  // until the plan uses measured kernels only.
+  // Solves with `unknown` costs for the unmeasured kernels; returns the unmeasured kernels the
+  // plan uses.
+  std::vector<size_t> solve(Unknown unknown) {
+    ++model_.stats.rounds;
+    set_costs(unknown);
+    model_.plan = orchestrate(model_.problem, solve_options());
+    std::vector<size_t> missing;
+    for (const PlanKernel& k : model_.plan.kernels) {
+      size_t u = unique_of_[static_cast<size_t>(k.candidate)];
+      if (!unique_[u].known && std::find(missing.begin(), missing.end(), u) == missing.end())
+        missing.push_back(u);
+    }
+    return missing;
+  }
+
+  // `missing` plus, up to a batch that keeps every worker busy, the unmeasured kernels that
+  // promise most: the largest estimated saving over running their primitives one kernel each.
+  // Rounds are what makes lazy tuning slow (each waits for its slowest compile and re-solves
+  // the BLP); a kernel measured early costs nothing extra when a worker would idle.
+  std::vector<size_t> with_promising(std::vector<size_t> missing) const {
+    size_t batch = std::max(missing.size(), static_cast<size_t>(2 * jobs()));
+    if (missing.size() >= batch) return missing;
+    std::vector<double> alone(static_cast<size_t>(model_.problem.num_primitives), kInfinity);
+    for (const UniqueKernel& u : unique_) {
+      if (!u.known || u.primitives != 1) continue;
+      for (size_t i : u.candidates) {
+        double& a = alone[static_cast<size_t>(model_.problem.candidates[i].primitives[0])];
+        a = std::min(a, u.cost_us);
+      }
+    }
+    std::vector<std::pair<double, size_t>> saving;
+    for (size_t id = 0; id < unique_.size(); ++id) {
+      const UniqueKernel& u = unique_[id];
+      if (u.known || std::find(missing.begin(), missing.end(), id) != missing.end()) continue;
+      double best = 0;
+      for (size_t i : u.candidates) {
+        double unfused = 0;
+        for (int p : model_.problem.candidates[i].primitives)
+          unfused += alone[static_cast<size_t>(p)];
+        best = std::max(best, unfused - estimate(u));
+      }
+      if (best > 0 && best < kInfinity) saving.push_back({-best, id});
+    }
+    size_t take = std::min(saving.size(), batch - missing.size());
+    std::partial_sort(saving.begin(), saving.begin() + static_cast<std::ptrdiff_t>(take),
+                      saving.end());
+    for (size_t k = 0; k < take; ++k) missing.push_back(saving[k].second);
+    return missing;
+  }
+
+  int jobs() const {
+    return options_.jobs > 0 ? options_.jobs
+                             : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  }
+
+  static double seconds_since(Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+  }
+
+  bool out_of_rounds() const {
+    return model_.stats.rounds >= options_.max_rounds ||
+           seconds_since(lazy_start_) >= options_.max_lazy_s;
+  }
+
+  // The lazy scheme. Phase 1 plans with costs estimated from the kernels measured so far and
+  // measures what the plan uses until it uses measured kernels only: a good plan in a few
+  // rounds. Phase 2 (exact) plans with lower bounds instead, until the plan uses measured kernels
+  // only: then it is optimal over all candidates (as far as the bounds hold). Each exact round's
+  // objective is a lower bound on every plan, kept as stats.lower_bound_us; when a cap stops the
+  // search, the plan is the best over measured kernels and the bound says how far off it can be.
   void tune_lazily() {
-    std::vector<size_t> unique_of(model_.problem.candidates.size());
+    unique_of_.resize(model_.problem.candidates.size());
     std::vector<size_t> singles;
     for (size_t u = 0; u < unique_.size(); ++u) {
-      for (size_t i : unique_[u].candidates) unique_of[i] = u;
+      for (size_t i : unique_[u].candidates) unique_of_[i] = u;
       if (!unique_[u].known &&
           model_.problem.candidates[unique_[u].candidates.front()].primitives.size() == 1)
         singles.push_back(u);
     }
+    phase_ = "single kernels";
     measure(singles);
-    Clock::time_point lazy_start = Clock::now();
-    while (true) {
-      ++model_.stats.rounds;
-      set_costs(true);
-      model_.plan = orchestrate(model_.problem, solve_options());
-      std::vector<size_t> missing;
-      for (const PlanKernel& k : model_.plan.kernels) {
-        size_t u = unique_of[static_cast<size_t>(k.candidate)];
-        if (!unique_[u].known && std::find(missing.begin(), missing.end(), u) == missing.end())
-          missing.push_back(u);
+    lazy_start_ = Clock::now();
+    bool proven = false;
+    for (Unknown unknown : {Unknown::estimate, Unknown::bound}) {
+      phase_ = unknown == Unknown::estimate ? "estimated" : "exact";
+      Clock::time_point phase_start = Clock::now();
+      double phase_cap_s = unknown == Unknown::bound ? options_.exact_s : options_.max_lazy_s;
+      if (phase_cap_s <= 0) break;
+      while (true) {
+        std::vector<size_t> missing = solve(unknown);
+        if (unknown == Unknown::bound)
+          model_.stats.lower_bound_us =
+              std::max(model_.stats.lower_bound_us, model_.plan.lower_bound_us);
+        if (missing.empty()) {
+          proven = unknown == Unknown::bound;
+          break;
+        }
+        if (out_of_rounds() || seconds_since(phase_start) >= phase_cap_s) break;
+        measure(with_promising(std::move(missing)));
       }
-      if (missing.empty()) break;
-      double lazy_s = std::chrono::duration<double>(Clock::now() - lazy_start).count();
-      if (model_.stats.rounds >= options_.max_rounds || lazy_s >= options_.max_lazy_s) {
-        model_.stats.converged = false;
-        set_costs(false);
-        model_.plan = orchestrate(model_.problem, solve_options());
-        break;
+      if (unknown == Unknown::estimate) {
+        set_costs(Unknown::excluded);
+        model_.stats.estimated_plan_us = orchestrate(model_.problem, solve_options()).objective_us;
+        model_.stats.estimated_plan_seconds = seconds_since(start_);
       }
-      measure(missing);
+      if (out_of_rounds()) break;
     }
-    set_costs(false);
+    set_costs(Unknown::excluded);
+    model_.stats.converged = proven;
+    // A proven plan uses measured kernels only; otherwise the best plan over the measured ones.
+    if (!proven) model_.plan = orchestrate(model_.problem, solve_options());
   }
 
   // No measurement: estimated costs and the first accepting backend (TuneOptions::analytic).
@@ -237,7 +341,7 @@ class Tuner {
           .cost_us = u.cost_us};
     }
     model_.stats.converged = false;
-    set_costs(false);
+    set_costs(Unknown::excluded);
     model_.plan = orchestrate(model_.problem, solve_options());
   }
 
@@ -253,7 +357,7 @@ class Tuner {
     }
     measure(singles);
     if (!options_.prune) {
-      set_costs(false);
+      set_costs(Unknown::excluded);
       model_.plan = orchestrate(model_.problem, solve_options());
       return;
     }
@@ -278,7 +382,7 @@ class Tuner {
       if (unique_[u].bound_us < unfused) keep.push_back(u);
     }
     measure(keep);
-    set_costs(false);
+    set_costs(Unknown::excluded);
     model_.plan = orchestrate(model_.problem, solve_options());
   }
 
@@ -294,7 +398,7 @@ class Tuner {
     }
     model_.stats.candidates = static_cast<int64_t>(model_.problem.candidates.size());
     model_.stats.unique = static_cast<int64_t>(unique_.size());
-    model_.stats.tuning_seconds = std::chrono::duration<double>(Clock::now() - start_).count();
+    model_.stats.tuning_seconds = seconds_since(start_);
     std::string problem = check_plan(model_.problem, model_.plan);
     check(problem.empty(), "tuning produced an invalid plan: {}", problem);
   }
@@ -306,6 +410,10 @@ class Tuner {
   schedule::Machine machine_;
   profile::ProfilerOptions profiler_;
   std::vector<UniqueKernel> unique_;
+  std::vector<size_t> unique_of_;  // candidate -> unique kernel
+  std::string phase_;              // for progress lines
+  CostEstimate fit_;               // fitted by the last set_costs
+  Clock::time_point lazy_start_;
   Clock::time_point start_ = Clock::now();
 };
 

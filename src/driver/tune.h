@@ -1,13 +1,15 @@
 // Tuning a model: kernel identification, then each candidate kernel measured (or found in the
 // tuning database), then orchestration over the measured costs.
 //
-// The default is a lazy exact scheme: the BLP is solved with measured costs where known and a
-// roofline lower bound elsewhere; the unmeasured kernels the optimal plan uses are measured and
-// the BLP solved again, until the plan uses measured kernels only. That plan is optimal for the
-// true costs as long as the bounds are lower bounds. Every single-primitive kernel is measured
-// first, so a plan over measured kernels always exists: when a cap on rounds or time stops the
-// search early, the plan is the best one over what was measured (stats.converged is false).
-// `exhaustive` measures every candidate.
+// The default is lazy. Every single-primitive kernel is measured first, so a plan over measured
+// kernels always exists. Then the BLP is solved with measured costs where known and, for the
+// unmeasured kernels, (1) costs estimated from the measured ones (cost_estimate.h), then (2)
+// roofline lower bounds; in each phase the unmeasured kernels the plan uses are measured and the
+// BLP solved again, until the plan uses measured kernels only. Phase 1 finds a good plan in few
+// rounds; phase 2's final plan is optimal for the true costs as long as the bounds are lower
+// bounds, and each of its rounds bounds every plan from below (stats.lower_bound_us). When a cap
+// on rounds or time stops the search, the plan is the best one over what was measured
+// (stats.converged is false). `exhaustive` measures every candidate.
 #pragma once
 
 #include <cstdint>
@@ -29,6 +31,7 @@ struct TuneProgress {
   int done = 0;                // measurements finished in this round
   int total = 0;               // measurements of this round
   int round = 0;               // lazy rounds (1 for exhaustive tuning)
+  std::string phase;           // "single kernels", "estimated", "exact" ("" when exhaustive)
   double elapsed_s = 0;        // since tune_model started
   double round_elapsed_s = 0;  // since this round's measurements started
   std::string last;            // the kernel just measured, with its result
@@ -53,6 +56,7 @@ struct TuneOptions {
   double timeout_s = 30;      // CPU seconds per kernel (wall: ten times that)
   int max_rounds = 30;        // lazy rounds before settling for the measured kernels
   double max_lazy_s = 600;    // wall time of the lazy rounds before settling
+  double exact_s = 300;       // of which the exact phase may use this much; 0 skips it
   /// Lazy bounds are at least this fraction of the fastest kernel measured on this machine:
   /// every kernel pays the same per-call overhead, which the roofline cannot see. Empirical
   /// (not a proven bound); 0 turns it off.
@@ -66,17 +70,23 @@ struct TuneOptions {
 
 /// Counts of a tuning run.
 struct TuneStats {
-  int64_t candidates = 0;     // kept candidates (problem.candidates.size())
-  int64_t unique = 0;         // distinct kernels (structural hash without constant contents)
-  int64_t from_db = 0;        // unique kernels whose result was already stored
-  int64_t measured = 0;       // unique kernels measured by this run
-  int64_t failed = 0;         // unique kernels with no working backend (stored or measured)
-  int64_t pruned = 0;         // unique kernels never measured (lazy bound or --prune)
-  int64_t measurements = 0;   // backend/config measurements performed (>= measured)
-  int rounds = 0;             // lazy rounds
-  bool converged = true;      // the plan is optimal over all candidates (as far as the bounds
-                              // hold); false when a round or time cap stopped the lazy search
-                              // or when the costs are analytic estimates
+  int64_t candidates = 0;    // kept candidates (problem.candidates.size())
+  int64_t unique = 0;        // distinct kernels (structural hash without constant contents)
+  int64_t from_db = 0;       // unique kernels whose result was already stored
+  int64_t measured = 0;      // unique kernels measured by this run
+  int64_t failed = 0;        // unique kernels with no working backend (stored or measured)
+  int64_t pruned = 0;        // unique kernels never measured (lazy bound or --prune)
+  int64_t measurements = 0;  // backend/config measurements performed (>= measured)
+  int rounds = 0;            // lazy rounds
+  bool converged = true;     // the plan is optimal over all candidates (as far as the bounds
+                             // hold); false when a round or time cap stopped the lazy search
+                             // or when the costs are analytic estimates
+  /// No plan over all candidates is faster (as far as the bounds hold): the best exact-phase
+  /// BLP objective; 0 when the exact phase did not run.
+  double lower_bound_us = 0;
+  /// The estimated phase's final plan (its kernels all measured) and when it was found.
+  double estimated_plan_us = 0;
+  double estimated_plan_seconds = 0;
   double tuning_seconds = 0;  // wall time of tune_model
 };
 

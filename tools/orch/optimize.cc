@@ -20,6 +20,7 @@ struct OptimizeArgs {
   std::string fusion = "full";
   int max_primitives = 32;
   double max_lazy_s = 600;
+  double exact_s = 300;
   bool analytic = false;
 };
 
@@ -37,6 +38,7 @@ void run_optimize(const OptimizeArgs& args) {
   options.tune.solve_time_limit_s = args.time_budget_s;
   options.tune.max_primitives = args.max_primitives;
   options.tune.max_lazy_s = args.max_lazy_s;
+  options.tune.exact_s = args.exact_s;
   options.tune.analytic = args.analytic;
   options.fusion = driver::parse_fusion_policy(args.fusion);
   options.threads = args.threads;
@@ -86,6 +88,9 @@ void add_optimize_command(CLI::App& app) {
   cmd->add_option("--max-lazy-s", args->max_lazy_s,
                   "Seconds of lazy tuning rounds before settling for the best plan over the "
                   "kernels measured so far (default 600; the report says when it settled)");
+  cmd->add_option("--exact-s", args->exact_s,
+                  "Of those, seconds the exact phase (roofline bounds instead of estimates) may "
+                  "spend proving the plan optimal; 0 skips it (default 300)");
   cmd->add_flag("--analytic", args->analytic,
                 "Measure nothing: plan with estimated costs (roofline bound + 2 us per kernel) "
                 "and the first backend that accepts each kernel; quick, for checking code "

@@ -29,13 +29,13 @@ std::function<void(const driver::TuneProgress&)> progress_printer(bool quiet) {
     if (terminal) {
       int width = 30;
       int filled = p.total > 0 ? width * p.done / p.total : width;
-      fmt::print(stderr, "\r[{}{}] round {} {}/{} {:.0f} s, ETA {:.0f} s   ",
-                 std::string(filled, '#'), std::string(width - filled, ' '), p.round, p.done,
-                 p.total, p.elapsed_s, eta);
+      fmt::print(stderr, "\r[{}{}] {} round {} {}/{} {:.0f} s, ETA {:.0f} s   ",
+                 std::string(filled, '#'), std::string(width - filled, ' '), p.phase, p.round,
+                 p.done, p.total, p.elapsed_s, eta);
       if (p.done == p.total) fmt::print(stderr, "\n");
     } else {
-      fmt::print(stderr, "round {} {}/{} ({:.1f} s, ETA {:.0f} s): {}\n", p.round, p.done, p.total,
-                 p.elapsed_s, eta, p.last);
+      fmt::print(stderr, "{} round {} {}/{} ({:.1f} s, ETA {:.0f} s): {}\n", p.phase, p.round,
+                 p.done, p.total, p.elapsed_s, eta, p.last);
     }
   };
 }
@@ -60,13 +60,23 @@ void print_summary(const TuneArgs& args, const driver::TunedModel& t) {
       : args.options.exhaustive ? (args.options.prune ? "pruned by the roofline bound" : "none")
                                 : "ruled out by the roofline bound, lazily");
   fmt::print("rounds: {}{}; tuning time: {:.1f} s\n", s.rounds,
-             s.converged             ? ""
-             : args.options.analytic ? " (analytic: estimated costs, nothing measured)"
-                                     : " (stopped by --max-rounds/--max-lazy-s: best plan over "
-                                       "measured kernels, not proven optimal)",
+             s.converged ? ""
+             : args.options.analytic
+                 ? " (analytic: estimated costs, nothing measured)"
+                 : " (stopped by --max-rounds/--max-lazy-s/--exact-s: best plan "
+                   "over measured kernels, not proven optimal)",
              s.tuning_seconds);
   fmt::print("objective: {:.2f} us in {} kernels{}\n", t.plan.objective_us, t.plan.kernels.size(),
              t.plan.note.empty() ? "" : fmt::format(" ({})", t.plan.note));
+  if (s.estimated_plan_us > 0)
+    fmt::print("estimated phase: a plan of {:.2f} us after {:.1f} s\n", s.estimated_plan_us,
+               s.estimated_plan_seconds);
+  if (!s.converged && s.lower_bound_us > 0)
+    fmt::print(
+        "lower bound: no plan is faster than {:.2f} us (as far as the roofline bounds hold; "
+        "gap {:.1f}%)\n",
+        s.lower_bound_us,
+        100 * (t.plan.objective_us - s.lower_bound_us) / std::max(t.plan.objective_us, 1e-9));
 }
 
 void add_tune_options(CLI::App& cmd, TuneArgs& args) {
@@ -98,6 +108,9 @@ void add_tune_options(CLI::App& cmd, TuneArgs& args) {
                  "Lazy rounds before settling for the measured kernels (default 30)");
   cmd.add_option("--max-lazy-s", args.options.max_lazy_s,
                  "Seconds of lazy rounds before settling for the measured kernels (default 600)");
+  cmd.add_option("--exact-s", args.options.exact_s,
+                 "Of those, seconds the exact phase (roofline bounds instead of estimates) may "
+                 "spend proving the plan optimal; 0 skips it (default 300)");
   cmd.add_option("--machine", args.options.machine_path, "Machine description (JSON)");
 }
 
