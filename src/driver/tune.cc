@@ -60,16 +60,28 @@ void apply_records(UniqueKernel& u, const std::vector<profile::TuningRecord>& re
   }
 }
 
+// The database's machine column: this machine, plus how it was measured when not the default.
+std::string measurement_key(const TuneOptions& options) {
+  std::string key = profile::machine_fingerprint();
+  if (options.threads > 0) key += fmt::format(" threads={}", options.threads);
+  if (options.flush_cache) key += " cold";
+  return key;
+}
+
 class Tuner {
  public:
   Tuner(TunedModel& model, const TuneOptions& options)
       : model_(model),
         options_(options),
-        machine_id_(profile::machine_fingerprint()),
+        machine_id_(measurement_key(options)),
         machine_(schedule::host_machine(options.machine_path)) {
     profiler_.jobs = options.jobs;
     profiler_.timeout_s = options.timeout_s;
     profiler_.measure.budget_ms = options.budget_ms;
+    profiler_.measure.threads = options.threads;
+    // Twice the caches: whatever the replacement policy, none of the kernel's data survives.
+    for (const schedule::MemoryLevel& l : machine_.levels)
+      if (options.flush_cache) profiler_.measure.flush_bytes += 2 * l.capacity;
     profiler_.halide_configs = options.halide_configs;
     profiler_.machine = machine_;
     // Analytic tuning reads and writes no measurements: it leaves the database alone.

@@ -1,6 +1,9 @@
 #include "profile/measure.h"
 
+#include <dlfcn.h>
 #include <fmt/format.h>
+
+#include <cstdlib>
 
 #include <algorithm>
 #include <chrono>
@@ -28,6 +31,11 @@ std::vector<Tensor> allocate_outputs(const Graph& kernel) {
   for (ValueId v : kernel.outputs())
     outputs.emplace_back(kernel.value(v).type.dtype, kernel.value(v).type.shape);
   return outputs;
+}
+
+// Writes every cache line of `buffer` (outside the timing): evicts the kernel's data.
+void flush_caches(std::vector<char>& buffer) {
+  for (size_t i = 0; i < buffer.size(); i += 64) buffer[i] = static_cast<char>(buffer[i] + 1);
 }
 
 std::unique_ptr<codegen::Kernel> compile_with(const Graph& kernel, const codegen::Backend& backend,
@@ -134,15 +142,18 @@ void time_kernel(PreparedKernel& p, const Graph& kernel, const MeasureOptions& o
   if (!p.kernel) return;
   std::vector<Tensor> outputs = allocate_outputs(kernel);
   std::vector<double> us;
+  std::vector<char> flush(static_cast<size_t>(std::max<int64_t>(options.flush_bytes, 0)));
   try {
     p.kernel->run(p.inputs, outputs);  // warm-up
-    Clock::time_point start = Clock::now();
+    double timed_s = 0;                // the budget counts timed runs, not flushes
     while (static_cast<int>(us.size()) < options.max_runs &&
-           (static_cast<int>(us.size()) < options.min_runs ||
-            seconds_since(start) * 1e3 < options.budget_ms)) {
+           (static_cast<int>(us.size()) < options.min_runs || timed_s * 1e3 < options.budget_ms)) {
+      if (!flush.empty()) flush_caches(flush);
       Clock::time_point t = Clock::now();
       p.kernel->run(p.inputs, outputs);
-      us.push_back(seconds_since(t) * 1e6);
+      double s = seconds_since(t);
+      timed_s += s;
+      us.push_back(s * 1e6);
     }
   } catch (const std::exception& e) {
     p.result.ok = false;
@@ -157,8 +168,17 @@ void time_kernel(PreparedKernel& p, const Graph& kernel, const MeasureOptions& o
   p.result.median_us = n % 2 ? us[n / 2] : (us[n / 2 - 1] + us[n / 2]) / 2;
 }
 
+void pin_kernel_threads(int threads) {
+  if (threads <= 0) return;
+  ::setenv("HL_NUM_THREADS", std::to_string(threads).c_str(), 1);
+  using SetThreads = void (*)(int);
+  if (auto set = reinterpret_cast<SetThreads>(::dlsym(RTLD_DEFAULT, "omp_set_num_threads")))
+    set(threads);
+}
+
 Measurement measure(const Graph& kernel, const codegen::Backend& backend, const std::string& config,
                     const MeasureOptions& options) {
+  pin_kernel_threads(options.threads);
   std::vector<Tensor> inputs = interp::random_inputs(kernel, options.seed);
   std::vector<Tensor> reference;
   try {

@@ -23,7 +23,18 @@ struct MeasureOptions {
   double rtol = 1e-3;  // the check: |got - want| <= atol + rtol * |want|
   double atol = 1e-4;
   uint64_t seed = 1;  // random inputs
+  /// Kernel threads (Halide's pool, oneDNN's OpenMP); 0: their default, one per core. Set
+  /// before a process runs its first kernel (pin_kernel_threads).
+  int threads = 0;
+  /// > 0: this many bytes are written between timed runs, outside the timing, so every run
+  /// starts with cold caches (as a kernel does after a large neighbour in a model); 0: warm.
+  int64_t flush_bytes = 0;
 };
+
+/// Sets the thread count of the backends' thread pools for this process: HL_NUM_THREADS, which
+/// Halide's pool reads when it starts, and OpenMP's omp_set_num_threads when oneDNN's OpenMP is
+/// loaded. No effect for 0 or after Halide's pool has started.
+void pin_kernel_threads(int threads);
 
 /// The result of one backend configuration on one kernel.
 struct Measurement {

@@ -75,6 +75,7 @@ void send_all(int fd, const std::string& text) {
     ::dup2(null_fd, STDOUT_FILENO);
     ::dup2(null_fd, STDERR_FILENO);
   }
+  pin_kernel_threads(options.measure.threads);
   std::vector<const codegen::Backend*> backends;
   try {
     backends = accepting_backends(options.backends, kernel);

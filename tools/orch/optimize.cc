@@ -42,6 +42,7 @@ void run_optimize(const OptimizeArgs& args) {
   options.tune.analytic = args.analytic;
   options.fusion = driver::parse_fusion_policy(args.fusion);
   options.threads = args.threads;
+  options.tune.threads = args.threads;
   options.validate = !args.no_validate;
   if (!args.quiet) {
     options.log = [](std::string_view line) { fmt::print("{}\n", line); };
@@ -72,7 +73,9 @@ void add_optimize_command(CLI::App& app) {
   cmd->add_option("MODEL", args->model, "Model file (.onnx or .orch.txt)")->required();
   cmd->add_option("-o,--out", args->out, "Module directory to write")->required();
   add_shape_option(*cmd, args->shapes);
-  cmd->add_option("--threads", args->threads, "Kernel threads while validating (0: all cores)");
+  cmd->add_option("--threads", args->threads,
+                  "Kernel threads while measuring and validating (0: one per core); tune for the "
+                  "thread count the module will run with");
   cmd->add_option("--db", args->db, "Tuning database (default: the user's tuning database)");
   cmd->add_option("--time-budget", args->time_budget_s,
                   "Seconds the orchestration solver may spend per solve (default 60)");

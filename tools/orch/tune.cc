@@ -86,6 +86,10 @@ void add_tune_options(CLI::App& cmd, TuneArgs& args) {
                  "Tuning database (default $XDG_CACHE_HOME/orch/tuning.db or "
                  "~/.cache/orch/tuning.db)");
   cmd.add_option("--jobs", args.options.jobs, "Measurement workers (default: cores)");
+  cmd.add_option("--threads", args.options.threads,
+                 "Kernel threads while measuring (default: one per core)");
+  cmd.add_flag("--flush-cache", args.options.flush_cache,
+               "Evict the caches before every timed run (cold-cache latencies)");
   cmd.add_flag("--exhaustive", args.options.exhaustive,
                "Measure every candidate instead of only those a plan could use");
   cmd.add_flag("--prune", args.options.prune,
