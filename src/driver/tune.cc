@@ -79,6 +79,7 @@ class Tuner {
     profiler_.timeout_s = options.timeout_s;
     profiler_.measure.budget_ms = options.budget_ms;
     profiler_.measure.threads = options.threads;
+    if (options.every_backend) profiler_.backends.library_for_singles = nullptr;
     // Twice the caches: whatever the replacement policy, none of the kernel's data survives.
     for (const schedule::MemoryLevel& l : machine_.levels)
       if (options.flush_cache) profiler_.measure.flush_bytes += 2 * l.capacity;

@@ -51,7 +51,9 @@ std::unique_ptr<codegen::Kernel> compile_with(const Graph& kernel, const codegen
 }  // namespace
 
 BackendSet default_backends() {
-  return {{&codegen::dnnl_backend(), &codegen::halide_backend()}, &codegen::reference_backend()};
+  return {{&codegen::dnnl_backend(), &codegen::halide_backend()},
+          &codegen::reference_backend(),
+          &codegen::dnnl_backend()};
 }
 
 std::vector<std::string> halide_configs(const Graph& kernel, const schedule::Machine& machine,
@@ -71,6 +73,9 @@ std::vector<std::string> halide_configs(const Graph& kernel, const schedule::Mac
 std::vector<const codegen::Backend*> accepting_backends(const BackendSet& set,
                                                         const Graph& kernel) {
   std::vector<const codegen::Backend*> out;
+  const codegen::Backend* library = set.library_for_singles;
+  if (library != nullptr && kernel.num_nodes() == 1 && library->reject(kernel).empty())
+    return {library};
   for (const codegen::Backend* b : set.backends)
     if (b->reject(kernel).empty()) out.push_back(b);
   if (out.empty() && set.fallback) out.push_back(set.fallback);

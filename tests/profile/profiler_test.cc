@@ -115,6 +115,19 @@ TEST(Profiler, MeasureInProcess) {
   EXPECT_EQ(bad.reason, "compile: backend reference has no configuration 'tiles=4'");
 }
 
+TEST(Profiler, OneDnnAloneDecidesALoneMatMul) {
+  Graph matmul = parse_graph(R"(graph main(%a: f32[8, 16], %b: f32[16, 4]) {
+  %c: f32[8, 4] = prim.MatMul(%a, %b)
+  return %c
+})");
+  BackendSet set = default_backends();
+  std::vector<const codegen::Backend*> chosen = accepting_backends(set, matmul);
+  ASSERT_EQ(chosen.size(), 1u);
+  EXPECT_EQ(chosen[0]->name, "dnnl");
+  set.library_for_singles = nullptr;  // --every-backend
+  EXPECT_EQ(accepting_backends(set, matmul).size(), 2u);
+}
+
 // Cache flushes between runs stay outside the timing and the budget: a 64 MiB flush per run
 // with a 1 ms budget still gives the minimum number of runs, each timing only the kernel.
 TEST(Profiler, FlushedRunsAndPinnedThreads) {

@@ -88,6 +88,8 @@ void add_tune_options(CLI::App& cmd, TuneArgs& args) {
   cmd.add_option("--jobs", args.options.jobs, "Measurement workers (default: cores)");
   cmd.add_option("--threads", args.options.threads,
                  "Kernel threads while measuring (default: one per core)");
+  cmd.add_flag("--every-backend", args.options.every_backend,
+               "Also measure Halide on a lone MatMul/Conv that oneDNN takes (slow compiles)");
   cmd.add_flag("--flush-cache", args.options.flush_cache,
                "Evict the caches before every timed run (cold-cache latencies)");
   cmd.add_flag("--exhaustive", args.options.exhaustive,
