@@ -5,11 +5,13 @@
 // Adams2019; Debian's libhalide14 ships both as plugins). Prints markdown tables.
 //
 //   bench_halide [seconds per measurement, default 0.3] [rows, default 8192]
-// Times are the best of repeated runs after one warm-up run (the machine may be shared).
+// Times are the best of repeated runs after one warm-up run (the machine may be shared: the load
+// average before and after is printed with the table).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <string>
 
@@ -34,6 +36,14 @@ double best_seconds(codegen::Kernel& k, const std::vector<Tensor>& in, std::vect
     total += s;
   }
   return best;
+}
+
+// The 1, 5 and 15 minute load averages ("?" where /proc is missing).
+std::string load_average() {
+  std::ifstream in("/proc/loadavg");
+  double a = 0, b = 0, c = 0;
+  if (!(in >> a >> b >> c)) return "?";
+  return fmt::format("{:.2f} {:.2f} {:.2f}", a, b, c);
 }
 
 struct Case {
@@ -147,6 +157,7 @@ int run(int argc, char** argv) {
                              {"softmax rows (197 wide)", parse_graph(softmax(rows, 197))}};
   // Adams2019 reports its search on stderr: the table is printed after every measurement.
   std::vector<std::string> table, notes;
+  std::string load_before = load_average();
   for (const Case& c : cases) {
     const Graph& g = c.graph;
     Measured def = measure(
@@ -160,8 +171,8 @@ int run(int argc, char** argv) {
           g, [&] { return codegen::halide_jit(g, &s); }, budget);
       if (i == 0) first = m;
       if (m.error.empty() && m.gbs > best.gbs) best = m;
-      notes.push_back(fmt::format("{} config {}: {} -> {}", c.name, i,
-                                  codegen::halide_schedule_to_text(s), cell(m, dram)));
+      notes.push_back(fmt::format("{} config {}: {} -> {} (JIT compile CPU {:.2f} s)", c.name, i,
+                                  codegen::halide_schedule_to_text(s), cell(m, dram), m.compile_s));
     }
     if (r.configs.empty()) first.error = best.error = r.note;
     Measured mull = measure(
@@ -181,8 +192,9 @@ int run(int argc, char** argv) {
                     "Mullapudi2016 {:.2f}, Adams2019 {:.2f}",
                     c.name, def.compile_s, first.compile_s, mull.compile_s, adams.compile_s));
   }
-  fmt::print("machine: {} cores, DRAM {:.1f} GB/s (machine model), LLC {} KiB; f32, {} rows\n\n",
+  fmt::print("machine: {} cores, DRAM {:.1f} GB/s (machine model), LLC {} KiB; f32, {} rows\n",
              machine.cores, dram, llc / 1024, rows);
+  fmt::print("load average: {} before, {} after\n\n", load_before, load_average());
   fmt::print("GB/s moved (unavoidable bytes / best time) and % of DRAM bandwidth\n\n");
   fmt::print(
       "| kernel | MB | default | tile config #1 | tile config best of 3 | Mullapudi2016 | "

@@ -2,16 +2,22 @@
 // 584 execution states, 3078 candidates), with ablations of the formulation.
 //
 // usage: bench_orchestrate [--no-ablation] [--time-limit SECONDS] [--only INSTANCE]
+//                          [--problem FILE ...]
+//   --problem solves saved problems (orchestrate/problem_text.h, e.g. from
+//   bench_orchestrate_zoo --dump) instead of the synthetic rows.
 #include <fmt/format.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "ir/error.h"
 #include "orchestrate/orchestrate.h"
+#include "orchestrate/problem_text.h"
 #include "orchestrate/synthetic.h"
 
 namespace {
@@ -82,12 +88,52 @@ std::string seconds_or_limit(const Timed& t) {
                                                : fmt::format(">{:.0f}", t.seconds);
 }
 
+// Solves `problem` (and its ablations) and prints one table row; false on an invalid plan.
+bool print_row(const std::string& name, const OrchestrationProblem& problem, int states,
+               int subgraphs, const OrchestrateOptions& options, bool ablation) {
+  Timed t = timed_orchestrate(problem, options);
+  std::string error = check_plan(problem, t.plan);
+  if (!error.empty()) {
+    fmt::print(stderr, "{}: invalid plan: {}\n", name, error);
+    return false;
+  }
+  const OrchestrateStats& s = t.plan.stats;
+  fmt::print(
+      "{:<14} {:>5} {:>6} {:>9} {:>6} {:>6} {:>6} {:>6} {:>9.1f} {:>9.1f} {:>9.1f} {:>5.1f} "
+      "{:>4} {:>7.2f} {:>7} {:>7.2f}",
+      name, problem.num_primitives, states, subgraphs, s.candidates, s.unmeasured, s.columns,
+      s.rows, s.greedy_us, s.no_recompute_us, t.plan.objective_us, 100 * t.plan.gap, s.cycle_cuts,
+      s.solve_seconds, seconds_or_limit(t), t.cpu_seconds);
+  if (ablation) {
+    OrchestrateOptions no_prune = options, no_warm = options, no_cover = options, paper = options;
+    no_prune.prune_dominated = false;
+    no_warm.warm_start = false;
+    no_cover.coverage_rows = false;
+    paper.prune_dominated = paper.warm_start = paper.buffer_variables = false;
+    paper.coverage_rows = false;
+    double nonzeros = paper_nonzeros(problem);
+    for (const OrchestrateOptions& o : {no_prune, no_warm, no_cover, paper}) {
+      if (!o.buffer_variables && nonzeros > kMaxPaperNonzeros) {
+        fmt::print(" {:>9}", fmt::format("{:.0f}M nz", nonzeros / 1e6));  // would not fit
+        continue;
+      }
+      Timed a = timed_orchestrate(problem, o);
+      std::string mark = a.plan.objective_us > t.plan.objective_us + 1e-6 ? "*" : "";
+      fmt::print(" {:>9}", seconds_or_limit(a) + mark);
+    }
+  }
+  fmt::print("\n");
+  std::fflush(stdout);
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   bool ablation = true;
   double limit = 60;
   std::string only;
+  std::vector<std::string> files;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--no-ablation") {
@@ -96,10 +142,12 @@ int main(int argc, char** argv) {
       limit = std::atof(argv[++i]);
     } else if (arg == "--only" && i + 1 < argc) {
       only = argv[++i];
+    } else if (arg == "--problem" && i + 1 < argc) {
+      files.push_back(argv[++i]);
     } else {
       fmt::print(stderr,
                  "usage: bench_orchestrate [--no-ablation] [--time-limit SECONDS] [--only "
-                 "INSTANCE]\n");
+                 "INSTANCE] [--problem FILE ...]\n");
       return 2;
     }
   }
@@ -120,44 +168,25 @@ int main(int argc, char** argv) {
   fmt::print("\n");
   OrchestrateOptions options;
   options.time_limit_s = limit;
-  for (const Row& row : rows) {
-    if (!only.empty() && row.name != only) continue;
-    uint64_t seed = 0;
-    SyntheticProblem p = find_problem(row, seed);
-    Timed t = timed_orchestrate(p.problem, options);
-    std::string error = check_plan(p.problem, t.plan);
-    if (!error.empty()) {
-      fmt::print(stderr, "{}: invalid plan: {}\n", row.name, error);
-      return 1;
+  try {
+    for (const std::string& file : files) {
+      std::ifstream in(file);
+      check(static_cast<bool>(in), "cannot read {}", file);
+      std::stringstream text;
+      text << in.rdbuf();
+      if (!print_row(file, problem_from_text(text.str()), -1, -1, options, ablation)) return 1;
     }
-    const OrchestrateStats& s = t.plan.stats;
-    fmt::print(
-        "{:<14} {:>5} {:>6} {:>9} {:>6} {:>6} {:>6} {:>6} {:>9.1f} {:>9.1f} {:>9.1f} {:>5.1f} "
-        "{:>4} {:>7.2f} {:>7} {:>7.2f}",
-        fmt::format("{}/{}", row.name, seed), p.problem.num_primitives, p.states,
-        p.convex_subgraphs, s.candidates, s.unmeasured, s.columns, s.rows, s.greedy_us,
-        s.no_recompute_us, t.plan.objective_us, 100 * t.plan.gap, s.cycle_cuts, s.solve_seconds,
-        seconds_or_limit(t), t.cpu_seconds);
-    if (ablation) {
-      OrchestrateOptions no_prune = options, no_warm = options, no_cover = options, paper = options;
-      no_prune.prune_dominated = false;
-      no_warm.warm_start = false;
-      no_cover.coverage_rows = false;
-      paper.prune_dominated = paper.warm_start = paper.buffer_variables = false;
-      paper.coverage_rows = false;
-      double nonzeros = paper_nonzeros(p.problem);
-      for (const OrchestrateOptions& o : {no_prune, no_warm, no_cover, paper}) {
-        if (!o.buffer_variables && nonzeros > kMaxPaperNonzeros) {
-          fmt::print(" {:>9}", fmt::format("{:.0f}M nz", nonzeros / 1e6));  // would not fit
-          continue;
-        }
-        Timed a = timed_orchestrate(p.problem, o);
-        std::string mark = a.plan.objective_us > t.plan.objective_us + 1e-6 ? "*" : "";
-        fmt::print(" {:>9}", seconds_or_limit(a) + mark);
-      }
+    for (const Row& row : files.empty() ? rows : std::vector<Row>{}) {
+      if (!only.empty() && row.name != only) continue;
+      uint64_t seed = 0;
+      SyntheticProblem p = find_problem(row, seed);
+      if (!print_row(fmt::format("{}/{}", row.name, seed), p.problem, p.states, p.convex_subgraphs,
+                     options, ablation))
+        return 1;
     }
-    fmt::print("\n");
-    std::fflush(stdout);
+  } catch (const Error& e) {
+    fmt::print(stderr, "bench_orchestrate: {}\n", e.what());
+    return 1;
   }
   fmt::print(
       "greedy: cheapest-writer plan; no_recomp: best plan computing each primitive once (the\n"

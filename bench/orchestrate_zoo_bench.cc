@@ -4,11 +4,16 @@
 // roofline lower bound (profile/roofline.h) plus 2 us per kernel call: solve times depend on the
 // problem's structure, not on whether costs are measured, and this runs in seconds.
 //
-// usage: bench_orchestrate_zoo [MODEL ...]   (default: every zoo model)
+// usage: bench_orchestrate_zoo [--time-limit SECONDS] [--dump DIR] [MODEL ...]
+//   Default: every zoo model. --dump writes each subgraph's problem as DIR/MODEL.N.txt and the
+//   whole model's as DIR/MODEL.whole.txt (orchestrate/problem_text.h), to be solved again with
+//   `bench_orchestrate --problem FILE`.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -18,6 +23,7 @@
 #include "fission/fission.h"
 #include "ir/error.h"
 #include "orchestrate/from_candidates.h"
+#include "orchestrate/problem_text.h"
 #include "profile/roofline.h"
 #include "schedule/machine.h"
 #include "zoo/zoo.h"
@@ -59,7 +65,13 @@ OrchestrationProblem subgraph_problem(const Dag& dag, const std::vector<std::vec
   return p;
 }
 
-void bench_model(std::string_view name, const schedule::Machine& machine) {
+struct Settings {
+  OrchestrateOptions options;
+  std::string dump_dir;  // empty: no dump
+};
+
+void bench_model(std::string_view name, const schedule::Machine& machine,
+                 const Settings& settings) {
   auto start = std::chrono::steady_clock::now();
   Graph g = fission::fission(zoo::build_model(name));
   Dag dag = dag_of(g);
@@ -84,8 +96,13 @@ void bench_model(std::string_view name, const schedule::Machine& machine) {
   for (const SubgraphCandidates& sub : kernels.candidates) {
     OrchestrationProblem p = subgraph_problem(dag, succs, sub, costs, first_cost);
     first_cost += sub.kept.size();
+    if (!settings.dump_dir.empty()) {
+      std::string path =
+          fmt::format("{}/{}.{}.txt", settings.dump_dir, name, &sub - &kernels.candidates[0]);
+      std::ofstream(path) << problem_to_text(p);
+    }
     auto solve_start = std::chrono::steady_clock::now();
-    Plan plan = orchestrate(p);
+    Plan plan = orchestrate(p, settings.options);
     const double s = seconds_since(solve_start);
     check(check_plan(p, plan).empty(), "{}: invalid plan for subgraph [{}, {})", name, sub.begin,
           sub.end);
@@ -98,8 +115,11 @@ void bench_model(std::string_view name, const schedule::Machine& machine) {
     }
   }
   OrchestrationProblem whole = orchestration_problem(dag, kernels, costs);
+  if (!settings.dump_dir.empty())
+    std::ofstream(fmt::format("{}/{}.whole.txt", settings.dump_dir, name))
+        << problem_to_text(whole);
   auto whole_start = std::chrono::steady_clock::now();
-  Plan plan = orchestrate(whole);
+  Plan plan = orchestrate(whole, settings.options);
   const double whole_s = seconds_since(whole_start);
   check(check_plan(whole, plan).empty(), "{}: invalid whole-model plan", name);
   const OrchestrateStats& ls = largest_stats;
@@ -115,7 +135,21 @@ void bench_model(std::string_view name, const schedule::Machine& machine) {
 
 int main(int argc, char** argv) {
   std::vector<std::string> names;
-  for (int i = 1; i < argc; ++i) names.push_back(argv[i]);
+  Settings settings;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--time-limit" && i + 1 < argc) {
+      settings.options.time_limit_s = std::atof(argv[++i]);
+    } else if (arg == "--dump" && i + 1 < argc) {
+      settings.dump_dir = argv[++i];
+    } else if (arg.starts_with("-")) {
+      fmt::print(stderr,
+                 "usage: bench_orchestrate_zoo [--time-limit SECONDS] [--dump DIR] [MODEL ...]\n");
+      return 2;
+    } else {
+      names.push_back(arg);
+    }
+  }
   if (names.empty())
     for (const zoo::ModelInfo& m : zoo::all_models()) names.emplace_back(m.name);
   const schedule::Machine machine = schedule::host_machine();
@@ -124,7 +158,7 @@ int main(int argc, char** argv) {
       "| all subgraphs s | whole model s | status | identify + costs s |\n"
       "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|\n");
   try {
-    for (const std::string& name : names) bench_model(name, machine);
+    for (const std::string& name : names) bench_model(name, machine, settings);
   } catch (const Error& e) {
     fmt::print(stderr, "bench_orchestrate_zoo: {}\n", e.what());
     return 1;

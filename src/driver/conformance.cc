@@ -1,12 +1,14 @@
 #include "driver/conformance.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "driver/conformance_internal.h"
 #include "driver/pipeline.h"
 #include "fission/fission.h"
 #include "frontend/model_ops.h"
@@ -19,6 +21,14 @@
 
 namespace orch::driver {
 namespace fs = std::filesystem;
+using conformance_detail::as_declared;
+
+Tensor conformance_detail::as_declared(const Tensor& t, DType declared) {
+  if (t.dtype() == DType::u16 && declared == DType::bf16)
+    return Tensor::wrap(DType::bf16, t.shape(), std::make_shared<Tensor>(t), t.bytes());
+  return t;
+}
+
 namespace {
 
 // The numbered files `prefix_0.pb`, `prefix_1.pb`, ... of a data set, in order.
@@ -65,14 +75,6 @@ void check_declared_shapes(const std::vector<frontend::DeclaredInput>& declared,
       unsupported("the test data gives input '{}' the shape {}, but the model declares [{}]",
                   declared[i].name, format_shape(inputs[i].shape()), fmt::join(dims, ","));
   }
-}
-
-// ONNX 1.12's test data stores bfloat16 tensors as uint16 bit patterns: read them as bf16
-// where the model declares bf16.
-Tensor as_declared(const Tensor& t, DType declared) {
-  if (t.dtype() == DType::u16 && declared == DType::bf16)
-    return Tensor::wrap(DType::bf16, t.shape(), std::make_shared<Tensor>(t), t.bytes());
-  return t;
 }
 
 std::vector<fs::path> data_sets(const fs::path& test_dir) {
@@ -125,35 +127,15 @@ std::string run_data_set(const fs::path& model, const fs::path& set,
       return fmt::format("{}: output {} ('{}'): {}", set.filename().string(), i,
                          graph.value(graph.outputs()[i]).name, diff);
   }
-  return "";
-}
-
-}  // namespace
-
-std::string compare_tensors(const Tensor& actual, const Tensor& expected, double rtol,
-                            double atol) {
-  if (actual.dtype() != expected.dtype())
-    return fmt::format("dtype {} != expected {}", dtype_name(actual.dtype()),
-                       dtype_name(expected.dtype()));
-  if (actual.shape() != expected.shape())
-    return fmt::format("shape {} != expected {}", format_shape(actual.shape()),
-                       format_shape(expected.shape()));
-  bool exact = !is_float(actual.dtype());
-  for (int64_t i = 0; i < actual.numel(); ++i) {
-    bool ok;
-    if (exact) {
-      ok = actual.get_int(i) == expected.get_int(i);
-    } else {
-      double a = actual.get(i), e = expected.get(i);
-      ok = (std::isnan(a) && std::isnan(e)) || a == e ||
-           std::abs(a - e) <= atol + rtol * std::abs(e);
-    }
-    if (!ok) return fmt::format("element {} is {}, expected {}", i, actual.get(i), expected.get(i));
+  if (options.compiled) {
+    std::string problem = conformance_detail::run_compiled_data_set(model.string(), import_options,
+                                                                    expected, options);
+    if (!problem.empty()) return fmt::format("{}: {}", set.filename().string(), problem);
   }
   return "";
 }
 
-CaseResult run_conformance_case(const std::string& test_dir, const ConformanceOptions& options) {
+CaseResult run_case(const std::string& test_dir, const ConformanceOptions& options) {
   CaseResult result;
   fs::path dir(test_dir);
   result.name = dir.filename().string();
@@ -182,18 +164,58 @@ CaseResult run_conformance_case(const std::string& test_dir, const ConformanceOp
   return result;
 }
 
-std::vector<CaseResult> run_conformance(const std::string& dir, const ConformanceOptions& options,
-                                        const std::function<void(const CaseResult&)>& on_result) {
+}  // namespace
+
+std::string compare_tensors(const Tensor& actual, const Tensor& expected, double rtol,
+                            double atol) {
+  if (actual.dtype() != expected.dtype())
+    return fmt::format("dtype {} != expected {}", dtype_name(actual.dtype()),
+                       dtype_name(expected.dtype()));
+  if (actual.shape() != expected.shape())
+    return fmt::format("shape {} != expected {}", format_shape(actual.shape()),
+                       format_shape(expected.shape()));
+  bool exact = !is_float(actual.dtype());
+  for (int64_t i = 0; i < actual.numel(); ++i) {
+    bool ok;
+    if (exact) {
+      ok = actual.get_int(i) == expected.get_int(i);
+    } else {
+      double a = actual.get(i), e = expected.get(i);
+      ok = (std::isnan(a) && std::isnan(e)) || a == e ||
+           std::abs(a - e) <= atol + rtol * std::abs(e);
+    }
+    if (!ok) return fmt::format("element {} is {}, expected {}", i, actual.get(i), expected.get(i));
+  }
+  return "";
+}
+
+CaseResult run_conformance_case(const std::string& test_dir, const ConformanceOptions& options) {
+  auto start = std::chrono::steady_clock::now();
+  CaseResult result = run_case(test_dir, options);
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+std::vector<std::string> conformance_tests(const std::string& dir, const std::string& filter) {
   check(fs::is_directory(dir), "'{}' is not a directory", dir);
-  std::vector<fs::path> tests;
+  std::vector<std::string> tests;
   for (const auto& entry : fs::directory_iterator(dir))
     if (entry.is_directory() && fs::exists(entry.path() / "model.onnx") &&
-        entry.path().filename().string().find(options.filter) != std::string::npos)
-      tests.push_back(entry.path());
+        entry.path().filename().string().find(filter) != std::string::npos)
+      tests.push_back(entry.path().string());
   std::sort(tests.begin(), tests.end());
+  return tests;
+}
+
+std::vector<CaseResult> run_conformance(const std::string& dir, const ConformanceOptions& options,
+                                        const std::function<void(const CaseResult&)>& on_result) {
+  std::vector<std::string> tests = conformance_tests(dir, options.filter);
+  // Compiled runs load a kernel library per test and may crash in generated code: a process each.
+  if (options.compiled || options.jobs > 1)
+    return conformance_detail::run_in_processes(tests, options, on_result);
   std::vector<CaseResult> results;
-  for (const fs::path& test : tests) {
-    results.push_back(run_conformance_case(test.string(), options));
+  for (const std::string& test : tests) {
+    results.push_back(run_conformance_case(test, options));
     if (on_result) on_result(results.back());
   }
   return results;

@@ -1,5 +1,6 @@
 // Runs ONNX backend tests (a folder per test: model.onnx + test_data_set_*/{input,output}_N.pb)
-// through import and the reference interpreter, comparing with the shipped outputs.
+// through import and the reference interpreter, comparing with the shipped outputs; optionally
+// also through the whole optimizer into a compiled module (conformance_compiled.cc).
 #pragma once
 
 #include <functional>
@@ -17,6 +18,7 @@ struct CaseResult {
   std::vector<std::string> ops;  // op types the model uses
   CaseStatus status = CaseStatus::passed;
   std::string reason;  // why it failed or was skipped
+  double seconds = 0;  // wall time of the test
 };
 
 struct ConformanceOptions {
@@ -28,12 +30,29 @@ struct ConformanceOptions {
   bool through_fission = false;
   /// Run the primitive graph after fission and the rewrite stage (verified).
   bool through_rewrite = false;
+  /// After the interpreter passes, also optimize the model (analytic costs, validation on),
+  /// load the compiled module and run it on the test's inputs. A test the interpreter skips is
+  /// skipped with its reason; a failure after that names the stage (optimize, validate, load, run).
+  bool compiled = false;
+  /// Tests run at once, each in its own process (a crash or a hang fails one test, not the run);
+  /// 1 with `compiled` still isolates each test in a process.
+  int jobs = 1;
+  /// Wall seconds a test may take when run in its own process.
+  int timeout_s = 600;
+  /// Where compiled runs put their module directories (a folder per process, removed after);
+  /// "": the system's temp directory.
+  std::string temp_dir;
 };
 
 /// Runs one test folder. Never throws: every problem becomes a failed or skipped result.
 CaseResult run_conformance_case(const std::string& test_dir, const ConformanceOptions& options);
 
-/// Runs every test folder under `dir` in name order, calling `on_result` after each.
+/// The test folders under `dir` (those holding a model.onnx) whose name contains `filter`, in
+/// name order.
+std::vector<std::string> conformance_tests(const std::string& dir, const std::string& filter);
+
+/// Runs every test folder under `dir` (in name order; with jobs > 1, as they finish), calling
+/// `on_result` after each. Returns the results in name order.
 std::vector<CaseResult> run_conformance(const std::string& dir, const ConformanceOptions& options,
                                         const std::function<void(const CaseResult&)>& on_result);
 

@@ -59,6 +59,11 @@ void install(const fs::path& from, const fs::path& to) {
 }  // namespace
 
 void validate_module(const std::string& dir, const Graph& graph, uint64_t seed, int threads) {
+  validate_module(dir, graph, interp::random_inputs(graph, seed), threads);
+}
+
+void validate_module(const std::string& dir, const Graph& graph, std::span<const Tensor> inputs,
+                     int threads) {
   Module module = Module::load(dir);
   module.set_threads(threads);
   // The interpreter's value of everything a kernel writes, by name.
@@ -72,7 +77,6 @@ void validate_module(const std::string& dir, const Graph& graph, uint64_t seed, 
       written.push_back(v);
     }
   all.set_outputs(written);
-  std::vector<Tensor> inputs = interp::random_inputs(graph, seed);
   std::vector<Tensor> values = interp::interpret(all, inputs);
   std::map<std::string, const Tensor*> want;
   for (size_t i = 0; i < written.size(); ++i) want[graph.value(written[i]).name] = &values[i];

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -59,5 +60,9 @@ stitch::StitchResult build_module(const Graph& graph, const OrchestrationProblem
 /// the element. Tolerance: |got - want| <= 1e-4 + 1e-3 |want| (kernels sum in f32 in another
 /// order than the interpreter's double sums).
 void validate_module(const std::string& dir, const Graph& graph, uint64_t seed, int threads = 0);
+/// The same on given inputs (one per graph input, in order), such as a test's own data: random
+/// values can be invalid for data-dependent primitives (Gather indices, sequence lengths).
+void validate_module(const std::string& dir, const Graph& graph, std::span<const Tensor> inputs,
+                     int threads = 0);
 
 }  // namespace orch::driver

@@ -38,6 +38,13 @@ std::optional<AttrValue> take_attr(OnnxNode& node, std::string_view name) {
   return value;
 }
 
+// The type of input `slot`: rules run before the op's schema checks the arity, so a node
+// missing the input must be an error here, not an index past the end of its inputs.
+const TensorType& input_type(const Rewrite& r, size_t slot) {
+  check(slot < r.node.inputs.size(), "{} needs input {}", r.node.op, slot);
+  return r.ctx.type_of(r.node.inputs[slot]);
+}
+
 void set_input(OnnxNode& node, size_t slot, std::string name) {
   if (node.inputs.size() <= slot) node.inputs.resize(slot + 1);
   node.inputs[slot] = std::move(name);
@@ -110,13 +117,13 @@ void pad_attrs_to_inputs(Rewrite& r) {
   if (std::optional<AttrValue> value = take_attr(r.node, "value")) {
     const auto* v = std::get_if<float>(&*value);
     check(v != nullptr, "attribute 'value' must be a float");
-    DType dtype = r.ctx.type_of(r.node.inputs[0]).dtype;
+    DType dtype = input_type(r, 0).dtype;
     set_input(r.node, 2, scalar_constant(r, dtype, *v, "pad_value"));
   }
 }
 
 void clip_attrs_to_inputs(Rewrite& r) {
-  DType dtype = r.ctx.type_of(r.node.inputs[0]).dtype;
+  DType dtype = input_type(r, 0).dtype;
   if (has_attr(r.node.attrs, "min"))
     set_input(r.node, 1, scalar_constant(r, dtype, attr_float(r.node.attrs, "min", 0), "min"));
   if (has_attr(r.node.attrs, "max"))
@@ -127,7 +134,7 @@ void clip_attrs_to_inputs(Rewrite& r) {
 
 // Before opset 13, Softmax-like ops saw the input as 2-D: [prod(dims[:axis]), prod(dims[axis:])].
 void coerced_softmax(Rewrite& r) {
-  const Shape shape = r.ctx.type_of(r.node.inputs[0]).shape;
+  const Shape shape = input_type(r, 0).shape;
   auto rank = static_cast<int64_t>(shape.size());
   int64_t axis = attr_int(r.node.attrs, "axis", 1);
   check(axis >= -rank && axis < std::max<int64_t>(rank, 1), "axis {} is out of range for rank {}",
@@ -135,6 +142,7 @@ void coerced_softmax(Rewrite& r) {
   if (axis < 0) axis += rank;
   r.node.attrs["axis"] = int64_t{-1};
   if (axis >= rank - 1) return;
+  check(!r.node.outputs.empty(), "{} needs an output", r.node.op);
   Shape flat(shape.begin(), shape.begin() + axis);
   flat.push_back(num_elements(Shape(shape.begin() + axis, shape.end())));
   r.node.inputs[0] = reshape_before(r, r.node.inputs[0], flat);
@@ -150,8 +158,8 @@ void legacy_broadcast(Rewrite& r) {
   std::optional<AttrValue> axis_attr = take_attr(r.node, "axis");
   take_attr(r.node, "broadcast");
   if (broadcast == 0 || r.node.inputs.size() < 2) return;
-  auto rank_a = static_cast<int64_t>(r.ctx.type_of(r.node.inputs[0]).shape.size());
-  Shape b = r.ctx.type_of(r.node.inputs[1]).shape;
+  auto rank_a = static_cast<int64_t>(input_type(r, 0).shape.size());
+  Shape b = input_type(r, 1).shape;
   auto rank_b = static_cast<int64_t>(b.size());
   int64_t axis = rank_a - rank_b;
   if (axis_attr) {
@@ -173,8 +181,8 @@ void drop_broadcast(Rewrite& r) {
 
 // Before opset 7, PRelu's 1-D slope applied along the channel dim (1), not the last.
 void prelu_channel_slope(Rewrite& r) {
-  Shape x = r.ctx.type_of(r.node.inputs[0]).shape;
-  Shape slope = r.ctx.type_of(r.node.inputs[1]).shape;
+  Shape x = input_type(r, 0).shape;
+  Shape slope = input_type(r, 1).shape;
   if (slope.size() != 1 || slope[0] == 1 || x.size() < 3) return;
   Shape per_channel(x.size() - 1, 1);
   per_channel[0] = slope[0];

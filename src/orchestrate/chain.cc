@@ -63,7 +63,9 @@ std::vector<int> chain_plan(const Columns& columns, int max_states) {
   std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> queue;
   queue.push({0, 0});
   while (!queue.empty()) {
-    auto [cost, s] = queue.top();
+    // Not a structured binding: clang 14 cannot capture one in the lambda below.
+    const double cost = queue.top().first;
+    const int s = queue.top().second;
     queue.pop();
     if (nodes[s].done) continue;
     nodes[s].done = true;

@@ -105,17 +105,21 @@ bool trim_unneeded(Work& work, const std::vector<int>& graph_outputs, int num_bu
   return changed;
 }
 
-bool dominates(const Work& work, int b, int a) {
-  if (work.cost[b] > work.cost[a]) return false;
-  if (!std::includes(work.writes[b].begin(), work.writes[b].end(), work.writes[a].begin(),
-                     work.writes[a].end()))
-    return false;
-  if (!std::includes(work.needs[a].begin(), work.needs[a].end(), work.needs[b].begin(),
-                     work.needs[b].end()))
+// B dominates A (see the top of the file); the sets are given as bitsets for speed.
+bool dominates(const Work& work, const std::vector<Bitset>& needs,
+               const std::vector<Bitset>& writes, int b, int a) {
+  if (work.cost[b] > work.cost[a] || !writes[a].subset_of(writes[b]) ||
+      !needs[b].subset_of(needs[a]))
     return false;
   bool strictly = work.cost[b] < work.cost[a] || work.writes[b].size() > work.writes[a].size() ||
                   work.needs[b].size() < work.needs[a].size();
   return strictly || b < a;
+}
+
+Bitset to_bitset(const std::vector<int>& ids, int size) {
+  Bitset bits(size);
+  for (int i : ids) bits.set(i);
+  return bits;
 }
 
 // Domination is a strict partial order, so every removed candidate keeps an undominated one
@@ -123,19 +127,34 @@ bool dominates(const Work& work, int b, int a) {
 bool prune_dominated(Work& work, int num_buffers, int& removed) {
   const int m = static_cast<int>(work.active.size());
   std::vector<std::vector<int>> writers(num_buffers);
+  std::vector<Bitset> needs(m, Bitset(0)), writes(m, Bitset(0));
   for (int k = 0; k < m; ++k) {
     if (!work.active[k]) continue;
+    needs[k] = to_bitset(work.needs[k], num_buffers);
+    writes[k] = to_bitset(work.writes[k], num_buffers);
     for (int j : work.writes[k]) writers[j].push_back(k);
+  }
+  // Cheapest first: a's dominators are a prefix of each writer list.
+  for (std::vector<int>& list : writers) {
+    std::stable_sort(list.begin(), list.end(),
+                     [&](int x, int y) { return work.cost[x] < work.cost[y]; });
   }
   std::vector<int> dominated;
   for (int a = 0; a < m; ++a) {
     if (!work.active[a]) continue;
-    // A dominator writes all of a's outputs: look only among the writers of the rarest one.
-    int rarest = *std::min_element(work.writes[a].begin(), work.writes[a].end(), [&](int x, int y) {
-      return writers[x].size() < writers[y].size();
-    });
+    // A dominator writes all of a's outputs and costs no more: scan the shortest such prefix.
+    auto cheaper = [&](int j) {
+      return std::upper_bound(writers[j].begin(), writers[j].end(), a,
+                              [&](int x, int y) { return work.cost[x] < work.cost[y]; }) -
+             writers[j].begin();
+    };
+    int rarest = work.writes[a].front();
+    for (int j : work.writes[a]) {
+      if (cheaper(j) < cheaper(rarest)) rarest = j;
+    }
     for (int b : writers[rarest]) {
-      if (b != a && dominates(work, b, a)) {
+      if (work.cost[b] > work.cost[a]) break;
+      if (b != a && dominates(work, needs, writes, b, a)) {
         dominated.push_back(a);
         work.dominator[a] = b;
         break;

@@ -2,6 +2,7 @@
 // cycle cuts, the CBC solve and plan extraction. Not part of the public API.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <vector>
 
@@ -15,8 +16,19 @@ class Bitset {
   explicit Bitset(int size) : words_((size + 63) / 64, 0) {}
   void set(int i) { words_[i / 64] |= uint64_t{1} << (i % 64); }
   bool test(int i) const { return (words_[i / 64] >> (i % 64)) & 1; }
+  void reset(int i) { words_[i / 64] &= ~(uint64_t{1} << (i % 64)); }
   void unite(const Bitset& other) {
     for (size_t w = 0; w < words_.size(); ++w) words_[w] |= other.words_[w];
+  }
+  void intersect(const Bitset& other) {
+    for (size_t w = 0; w < words_.size(); ++w) words_[w] &= other.words_[w];
+  }
+  /// The smallest member, or -1 when empty.
+  int first() const {
+    for (size_t w = 0; w < words_.size(); ++w) {
+      if (words_[w]) return static_cast<int>(64 * w) + std::countr_zero(words_[w]);
+    }
+    return -1;
   }
   bool intersects(const Bitset& other) const {
     for (size_t w = 0; w < words_.size(); ++w) {

@@ -13,8 +13,11 @@
 //   - coverage rows: every ancestor of a graph output is computed by some chosen kernel.
 //     Redundant for integer solutions, but they lift the root LP bound from 17-72% of the
 //     optimum to 98-100% on Korch-sized problems (without them CBC needs minutes);
-//   - a binary y_j per buffer ("primitive j is written by some chosen kernel"), so each
-//     dependency is the two-term row u_k <= y_j instead of a row over all writers of j;
+//   - a y_j in [0, 1] per buffer ("primitive j is written by some chosen kernel"; integral
+//     when the u are), so each dependency is the two-term row u_k <= y_j instead of a row over
+//     all writers of j;
+//   - kernels reading the same set S of buffers share a continuous z_S: u_k <= z_S <= y_j.
+//     Same LP, one dependency row per kernel (transformer-tiny's attention: 3x fewer rows);
 //   - dominated candidates are pruned, and CBC starts from the cheaper of a greedy plan and
 //     the best plan without recomputation (a shortest path over execution states);
 //   - lazily added cycle cuts: two convex kernels can each need a buffer that only the other
@@ -48,14 +51,17 @@ struct OrchestrationProblem {
   std::vector<Candidate> candidates;
 };
 
-/// Solver settings. CBC's preprocessing is not interrupted by the time limit (CBC 2.10 crashes
-/// when it is), so a solve can overrun the limit by the preprocessing time (~0.1 s here).
+/// Solver settings. CBC's preprocessing, when on, is not interrupted by the time limit (CBC 2.10
+/// crashes when it is), so a solve can overrun the limit by the preprocessing time.
 struct OrchestrateOptions {
-  double time_limit_s = 60;      // wall-clock budget of orchestrate(), CBC rounds included
-  bool prune_dominated = true;   // drop candidates another one beats on cost, inputs and outputs
-  bool warm_start = true;        // CBC starts from the cheaper of the two starting plans
-  bool buffer_variables = true;  // y_j per buffer (sparse rows); false: the paper's rows
-  bool coverage_rows = true;     // every output ancestor computed somewhere (tighter LP bound)
+  double time_limit_s = 60;       // wall-clock budget of orchestrate(), CBC rounds included
+  bool prune_dominated = true;    // drop candidates another one beats on cost, inputs and outputs
+  bool warm_start = true;         // CBC starts from the cheaper of the two starting plans
+  bool buffer_variables = true;   // y_j per buffer (sparse rows); false: the paper's rows
+  bool coverage_rows = true;      // every output ancestor computed somewhere (tighter LP bound)
+  bool need_sets = true;          // columns reading the same buffers share one row per buffer
+  bool cbc_preprocess = false;    // CBC's CglPreProcess (slow on large degenerate problems)
+  bool feasibility_pump = false;  // CBC's feasibility pump heuristic (idem)
 };
 
 /// One kernel of a plan.

@@ -85,26 +85,28 @@ void validate_candidate(const OrchestrationProblem& problem, int index,
           "orchestrate: {}: output {} is neither read outside the kernel nor a graph output",
           describe(problem, index), o);
   }
-  // Convex: nothing outside lies on a path between two of its primitives.
-  Bitset below(n), above(n);
+  // Convex: nothing outside lies on a path between two of its primitives, i.e. the
+  // descendants of its primitives that are also their ancestors all lie inside.
+  Bitset between(n), above(n);
   for (int p : c.primitives) {
-    below.unite(descendants[p]);
+    between.unite(descendants[p]);
     above.unite(ancestors[p]);
   }
-  for (int p = 0; p < n; ++p) {
-    bool inside = std::binary_search(c.primitives.begin(), c.primitives.end(), p);
-    check(inside || !(below.test(p) && above.test(p)),
-          "orchestrate: {} is not convex: primitive {} lies on a path between two of its "
-          "primitives",
-          describe(problem, index), p);
-  }
+  between.intersect(above);
+  for (int p : c.primitives) between.reset(p);
+  int outside = between.first();
+  check(outside < 0,
+        "orchestrate: {} is not convex: primitive {} lies on a path between two of its "
+        "primitives",
+        describe(problem, index), outside);
 }
 
 }  // namespace
 
 void validate_problem(const OrchestrationProblem& problem) {
   const int n = problem.num_primitives;
-  check(n > 0, "orchestrate: the problem has no primitives");
+  // No primitives (every output folded to a constant) is legal: the empty plan computes it.
+  check(n >= 0, "orchestrate: negative number of primitives {}", n);
   check(static_cast<int>(problem.primitive_inputs.size()) == n,
         "orchestrate: primitive_inputs has {} entries for {} primitives",
         problem.primitive_inputs.size(), n);
@@ -117,7 +119,7 @@ void validate_problem(const OrchestrationProblem& problem) {
     }
   }
   std::vector<int> order = topological_order(problem, consumers);
-  check(!problem.graph_outputs.empty(), "orchestrate: the problem has no graph outputs");
+  check(n == 0 || !problem.graph_outputs.empty(), "orchestrate: the problem has no graph outputs");
   std::vector<char> is_graph_output(n, 0);
   for (int o : problem.graph_outputs) {
     check(o >= 0 && o < n, "orchestrate: graph output {} is not a primitive", o);

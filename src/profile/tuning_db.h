@@ -20,7 +20,7 @@ struct sqlite3;
 namespace orch::profile {
 
 /// orch's version, part of every key (a new version re-measures).
-inline constexpr const char* kOrchVersion = "0.1.0";
+inline constexpr const char* kOrchVersion = "0.2.0";
 
 /// One measurement of one kernel with one backend configuration.
 struct TuningRecord {

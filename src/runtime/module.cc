@@ -39,9 +39,12 @@ uint8_t* address(const orch_module_frame& f, const Location& at) {
   return nullptr;
 }
 
-// A tensor over memory the run owns (no owner: valid only during the run).
+// A tensor over memory the run owns, valid only during the run. Its owner owns nothing but
+// points at the data: a null owner would make the tensor undefined, which kernels read as an
+// absent optional input (a zero point, Pad's constant_value, an RNN's initial state).
 Tensor view(const TensorType& type, void* data) {
-  return Tensor::wrap(type.dtype, type.shape, nullptr, data);
+  return Tensor::wrap(type.dtype, type.shape,
+                      std::shared_ptr<const void>(std::shared_ptr<const void>(), data), data);
 }
 
 int run_external(void* user, int kernel, const void* const* inputs, void* const* outputs) {

@@ -5,12 +5,16 @@
 #include <algorithm>
 #include <queue>
 #include <set>
+#include <string_view>
 
 #include "ir/error.h"
 #include "ir/op_registry.h"
 
 namespace orch::schedule {
 namespace {
+
+// Parallel tasks per core: enough for a busy core's share to be taken over by the others.
+constexpr int kTasksPerCore = 8;
 
 const Shape& root_shape(const TileGraph& tg) {
   return tg.graph->value(tg.root).type.shape;
@@ -24,22 +28,57 @@ std::vector<int64_t> interior_index(const Shape& shape, const std::vector<int64_
   return index;
 }
 
-// Inlining recomputes the producer per use: only for a producer without reduce axes whose one
-// consumer reads each element at most once (no halo, no broadcast reuse).
-bool inlinable(const TileGraph& tg, const Regions& regions, ValueId v) {
+// Elementwise functions about as cheap as the store and reload that keeping their result costs
+// (an instruction or two); anything else (exp, erf, div, sqrt, ...) is worth keeping.
+const std::set<std::string_view> kCheapFns = {
+    "add",      "sub",     "mul",   "neg",        "abs",   "relu", "min",           "max",
+    "identity", "cast",    "where", "sign",       "floor", "ceil", "round",         "equal",
+    "less",     "greater", "and",   "less_equal", "or",    "xor",  "greater_equal", "not"};
+
+// Operations a value with several consumers may recompute per element, rather than be kept
+// in a tile buffer: on a CPU, a store and a reload cost about as much as two cheap operations.
+constexpr int64_t kRecomputeBudget = 2;
+constexpr int64_t kExpensive = int64_t{1} << 40;
+
+// The operations one element of `n`'s output costs when recomputed: a broadcast none (its
+// consumer reads the source), cheap elementwise functions and layout primitives one, anything
+// else (reductions, linear, transcendental functions) too many.
+int64_t node_ops(const Node& n) {
+  const OpSchema* schema = find_op(n.op);
+  if (schema == nullptr) return kExpensive;
+  if (schema->category == Category::Broadcast) return 0;
+  if (schema->category == Category::Layout) return 1;
+  if (schema->category == Category::Elementwise)
+    return kCheapFns.count(attr_string(n.attrs, "fn", "")) != 0 ? 1 : kExpensive;
+  return kExpensive;
+}
+
+// Inlining recomputes the producer per use. Only for a producer without reduce axes whose every
+// consumer reads each element at most once (no halo, no broadcast reuse); with several
+// consumers (or reads overlapping across them), only when the extra evaluations cost at most
+// kRecomputeBudget operations per element (`ops`: one element's inlined expression).
+bool inlinable(const TileGraph& tg, const Regions& regions, ValueId v, int64_t ops) {
   const Graph& g = *tg.graph;
   NodeId p = g.value(v).producer;
-  if (!tg.maps[p] || !tg.maps[p]->reduce_extents.empty() || tg.consumers[v].size() != 1)
+  if (!tg.maps[p] || !tg.maps[p]->reduce_extents.empty() || tg.consumers[v].empty() || !regions[v])
     return false;
-  NodeId c = tg.consumers[v][0];
-  const std::optional<Box>& out = regions[g.node(c).outputs[0]];
-  if (!tg.maps[c] || !out || g.node(c).outputs.size() != 1) return false;
-  const Node& consumer = g.node(c);
-  size_t slot =
-      std::find(consumer.inputs.begin(), consumer.inputs.end(), v) - consumer.inputs.begin();
-  int64_t reads = box_elements(*out);
-  for (int64_t e : tg.maps[c]->reduce_extents) reads *= e;
-  return box_elements(map_box(tg, c, slot, *out)) <= reads;
+  std::set<NodeId> consumers(tg.consumers[v].begin(), tg.consumers[v].end());
+  int64_t evaluated = 0;
+  for (NodeId c : consumers) {
+    const Node& consumer = g.node(c);
+    const std::optional<Box>& out = regions[consumer.outputs[0]];
+    if (!tg.maps[c] || !out || consumer.outputs.size() != 1) return false;
+    size_t slot =
+        std::find(consumer.inputs.begin(), consumer.inputs.end(), v) - consumer.inputs.begin();
+    int64_t reads = box_elements(*out);
+    for (int64_t e : tg.maps[c]->reduce_extents) reads *= e;
+    int64_t needed = box_elements(map_box(tg, c, slot, *out));
+    if (needed > reads) return false;
+    evaluated += needed;
+  }
+  if (consumers.size() == 1) return true;
+  int64_t extra = std::max<int64_t>(evaluated - box_elements(*regions[v]), 0);
+  return ops < kExpensive && extra * ops <= kRecomputeBudget * box_elements(*regions[v]);
 }
 
 std::vector<int64_t> sizes_of(int64_t extent) {
@@ -102,12 +141,20 @@ ScoredConfig configure(const TileGraph& tg, const Machine& machine,
   TileRegions tiles = tile_regions(tg, tile);
   const Regions& regions = tiles.regions[tiles.interior];
   std::vector<ValueId> kept;  // intermediates a tile stores
-  for (ValueId v = 0; v < static_cast<ValueId>(g.num_values()); ++v) {
-    if (g.value(v).producer == kNoNode || is_output[v]) continue;
-    if (inlinable(tg, regions, v)) {
-      c.level[v] = 0;
-    } else {
-      kept.push_back(v);
+  // Per value, the operations of one element's inlined expression (producers first).
+  std::vector<int64_t> ops(g.num_values(), 0);
+  for (NodeId n = 0; n < static_cast<NodeId>(g.num_nodes()); ++n) {
+    const Node& node = g.node(n);
+    for (ValueId v : node.outputs) {
+      ops[v] = node_ops(node);
+      for (ValueId in : node.inputs)
+        if (in != kNoValue && c.level[in] == 0) ops[v] = std::min(ops[v] + ops[in], kExpensive);
+      if (is_output[v]) continue;
+      if (node.outputs.size() == 1 && inlinable(tg, regions, v, ops[v])) {
+        c.level[v] = 0;
+      } else {
+        kept.push_back(v);
+      }
     }
   }
   // Every stored intermediate at the fastest cache that fits, else materialized in memory.
@@ -141,11 +188,16 @@ ScoredConfig configure(const TileGraph& tg, const Machine& machine,
   while (width * 2 <= std::min(lanes, inner)) width *= 2;
   best.config.vector_width = width;
   best.config.parallel_dim = -1;
-  for (size_t d = 0; d < shape.size(); ++d)
-    if ((shape[d] + tile[d] - 1) / tile[d] > 1) {
+  best.config.parallel_tasks = 0;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    int64_t n = (shape[d] + tile[d] - 1) / tile[d];
+    if (n > 1) {
       best.config.parallel_dim = static_cast<int>(d);
+      int64_t tasks = int64_t{kTasksPerCore} * std::max(machine.cores, 1);
+      if (n > tasks) best.config.parallel_tasks = static_cast<int>(tasks);
       break;
     }
+  }
   return best;
 }
 

@@ -44,9 +44,10 @@ std::vector<int64_t> base_tile(const TileGraph& tg);
 
 /// A complete configuration for `tile`: reduce steps grown (doubling from one line of elements)
 /// while the footprint fits the first cache, each intermediate inlined when its producer has no
-/// reduce axes and its one consumer reads each element at most once, otherwise kept at the
-/// fastest cache where the tile still fits, otherwise materialized; vector width and parallel
-/// dim.
+/// reduce axes and each consumer reads each element at most once (with several consumers, only
+/// when recomputing it costs at most two cheap operations per element: an add, a broadcast
+/// subtract; never an exp), otherwise kept at the fastest cache where the tile still fits,
+/// otherwise materialized; vector width, parallel dim and its task count (8 per core).
 ScoredConfig configure(const TileGraph& tg, const Machine& machine,
                        const std::vector<int64_t>& tile, size_t tile_level);
 

@@ -196,21 +196,44 @@ int64_t footprint(const TileGraph& tg, const Regions& regions, const TileConfig&
   return heap.peak();
 }
 
+// The kernel inputs and constants value `v`'s producer reads, through its inlined producers.
+void stored_sources(const Graph& g, const TileConfig& config, ValueId v,
+                    std::vector<bool>& sources) {
+  for (ValueId in : g.node(g.value(v).producer).inputs) {
+    if (in == kNoValue || sources[in]) continue;
+    if (g.value(in).producer == kNoNode)
+      sources[in] = true;
+    else if (config.level[in] == 0)
+      stored_sources(g, config, in, sources);
+  }
+}
+
 // Line-rounded bytes one tile moves at `level`.
 int64_t tile_traffic(const TileGraph& tg, const Regions& regions, const TileConfig& config,
                      size_t level, int64_t line) {
   const Graph& g = *tg.graph;
+  auto moved = [&](ValueId v) {
+    const Value& value = g.value(v);
+    if (!regions[v] || immediate(value)) return int64_t{0};
+    return line_bytes(*regions[v], value.type.shape,
+                      static_cast<int64_t>(dtype_size(value.type.dtype)), line);
+  };
   int64_t bytes = 0;
   for (ValueId v = 0; v < static_cast<ValueId>(g.num_values()); ++v) {
-    const Value& value = g.value(v);
-    if (!regions[v] || immediate(value)) continue;
-    int64_t moved = line_bytes(*regions[v], value.type.shape,
-                               static_cast<int64_t>(dtype_size(value.type.dtype)), line);
     int lv = config.level[v];
-    if (value.producer == kNoNode || lv < 0) bytes += moved;
-    // Written once, read back once; kept at a faster level it costs nothing here.
-    else if (lv > 0 && static_cast<size_t>(lv) >= level)
-      bytes += 2 * moved;
+    if (g.value(v).producer == kNoNode || lv < 0) {
+      bytes += moved(v);
+    } else if (lv > 0 && static_cast<size_t>(lv) >= level) {
+      // Written once, read back once; kept at a faster level it costs nothing here.
+      bytes += 2 * moved(v);
+      // Materialized, it is computed in a pass of its own: what it reads is read again.
+      if (lv == config.memory_level) {
+        std::vector<bool> sources(g.num_values(), false);
+        stored_sources(g, config, v, sources);
+        for (ValueId s = 0; s < static_cast<ValueId>(g.num_values()); ++s)
+          if (sources[s]) bytes += moved(s);
+      }
+    }
   }
   return bytes;
 }

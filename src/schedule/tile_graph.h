@@ -9,7 +9,7 @@
 //
 // Levels are indices into Machine::levels: 0 registers (an intermediate there is inlined into its
 // consumer), then the caches (computed per tile and kept there), and the last, main memory
-// (written out and read back).
+// (written out and read back, by a pass of its own that reads its inputs again).
 #pragma once
 
 #include <cstdint>
@@ -79,8 +79,11 @@ struct TileConfig {
   /// Per value: the level of an intermediate (0 inlined, caches: computed per tile and kept
   /// there, last: materialized in memory); -1 for graph inputs, constants and outputs.
   std::vector<int> level;
-  int vector_width = 1;     // elements per vector along the innermost output dim
-  int parallel_dim = -1;    // output dim the tiles are parallelized over; -1 for a single tile
+  int vector_width = 1;   // elements per vector along the innermost output dim
+  int parallel_dim = -1;  // output dim the tiles are parallelized over; -1 for a single tile
+  /// The tiles along parallel_dim grouped into this many tasks of consecutive tiles (a few per
+  /// core); 0: one task per tile.
+  int parallel_tasks = 0;
   ValueId root = kNoValue;  // the output `tile` is over (TileGraph::root)
   int memory_level = -1;    // the machine's main-memory level (its last); -1: unknown
 };
@@ -92,7 +95,9 @@ struct TileCost {
   /// Per level: the peak bytes one tile keeps there (best-fit replay); 0 for registers and
   /// main memory.
   std::vector<int64_t> footprint;
-  /// Per level: bytes all tiles move at that level (line-rounded); 0 for registers.
+  /// Per level: bytes all tiles move at that level (line-rounded); 0 for registers. A value
+  /// materialized in main memory moves twice (written, read back), and the kernel inputs its
+  /// pass reads (through inlined producers) are counted again.
   std::vector<int64_t> traffic;
   double cost_per_tile = 0;  // traffic weighted by bandwidth, in main-memory bytes, per tile
   double score = 0;          // (cost_per_tile + 1) * waves; lower is better

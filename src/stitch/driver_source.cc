@@ -12,8 +12,9 @@ namespace {
 // The halide_type_t of a stored element; bool is stored as uint8.
 std::string halide_type(DType dtype) {
   int bits = static_cast<int>(dtype_size(dtype)) * 8;
-  if (dtype == DType::f32 || dtype == DType::f64)
+  if (dtype == DType::f16 || dtype == DType::f32 || dtype == DType::f64)
     return fmt::format("halide_type_t(halide_type_float, {})", bits);
+  if (dtype == DType::bf16) return "halide_type_t(halide_type_bfloat, 16)";
   if (dtype == DType::boolean || dtype == DType::u8 || dtype == DType::u16 || dtype == DType::u32 ||
       dtype == DType::u64)
     return fmt::format("halide_type_t(halide_type_uint, {})", bits);

@@ -59,6 +59,52 @@ TEST(HalideLowering, SoftmaxUnderExplicitSchedules) {
   EXPECT_EQ(halide_matches(g, 5, &rows), "");
 }
 
+TEST(HalideLowering, ParallelTasksOfConsecutiveTiles) {
+  Graph g = parse_graph(kSoftmax);
+  ValueId y = g.find_value("y");
+  // 22 row tiles (the last shifted inwards) in 5 tasks of 5 (the last guarded); then 16 x 4
+  // tiles with the row tiles in 3 tasks around the column tile loop.
+  HalideSchedule rows;
+  rows.parallel_dim = 0;
+  rows.parallel_tasks = 5;
+  rows.vector_width = 8;
+  rows.tiles[y] = {3, 0};
+  rows.placement[g.find_value("e")] = HalidePlacement::tile;
+  EXPECT_EQ(halide_matches(g, 9, &rows), "");
+  HalideSchedule blocks = rows;
+  blocks.parallel_tasks = 3;
+  blocks.tiles[y] = {4, 32};
+  blocks.placement[g.find_value("m")] = HalidePlacement::root;
+  EXPECT_EQ(halide_matches(g, 10, &blocks), "");
+}
+
+// Row reductions split into partial results of several vectors, narrowing for short rows; a
+// divisor constant along the row is inverted once per row.
+TEST(HalideLowering, RowReductionsAndRowDivisorsOfEveryWidth) {
+  for (int width : {9, 17, 40, 100, 333}) {
+    Graph g = parse_graph(fmt::format(R"(graph g(%x: f32[6,{0}], %z: f32[6,{0}]) {{
+  const %three = f32[]{{3}}
+  %m: f32[6,1] = prim.Reduce(%x) {{axes = [1], kind = "max"}}
+  %t: f32[6,1] = prim.Reduce(%z) {{axes = [1], kind = "sum"}}
+  %tb: f32[6,{0}] = prim.Broadcast(%t) {{shape = [6, {0}]}}
+  %mb: f32[6,{0}] = prim.Broadcast(%m) {{shape = [6, {0}]}}
+  %a: f32[6,{0}] = prim.Elementwise(%x, %tb) {{fn = "div"}}
+  %b: f32[6,{0}] = prim.Elementwise(%a, %three) {{fn = "div"}}
+  %c: f32[6,{0}] = prim.Elementwise(%b, %mb) {{fn = "sub"}}
+  %d: f32[6,{0}] = prim.Elementwise(%c, %z) {{fn = "div"}}
+  return %d, %m
+}})",
+                                      width));
+    for (int vw : {8, 16}) {
+      HalideSchedule s;
+      s.vector_width = vw;
+      s.parallel_dim = 0;
+      s.tiles[g.find_value("d")] = {2, 0};
+      EXPECT_EQ(halide_matches(g, 11, &s), "") << "width " << width << " vector " << vw;
+    }
+  }
+}
+
 TEST(HalideLowering, LayerNormLike) {
   Graph g = parse_graph(R"(graph g(%x: f32[3,10,48]) {
   const %inv = f32[]{0.020833333}

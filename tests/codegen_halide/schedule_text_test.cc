@@ -39,6 +39,11 @@ TEST(HalideScheduleText, RoundTripIsExact) {
   EXPECT_EQ(halide_schedule_to_text(halide_schedule_from_text(text)), text);
   EXPECT_EQ(halide_schedule_from_text(""), HalideSchedule{});
   EXPECT_EQ(halide_schedule_from_text(halide_schedule_to_text(HalideSchedule{})), HalideSchedule{});
+  // Tasks are written when set, after the fixed scalar fields.
+  s.parallel_tasks = 16;
+  text = halide_schedule_to_text(s);
+  EXPECT_EQ(text.substr(0, 43), "parallel=1 vector=8 reduce_step=4 tasks=16 ");
+  EXPECT_EQ(halide_schedule_from_text(text), s);
 }
 
 std::string parse_error(std::string_view text) {
@@ -65,6 +70,7 @@ TEST(HalideScheduleText, ErrorsNameTheField) {
             "halide schedule field 'reduce.-1=4': value id -1 is negative");
   EXPECT_EQ(parse_error("colour=red"), "halide schedule field 'colour=red': unknown key 'colour'");
   EXPECT_EQ(parse_error("vector"), "halide schedule field 'vector': expected key=value");
+  EXPECT_EQ(parse_error("tasks=-1"), "halide schedule field 'tasks=-1': tasks must be >= 0");
 }
 
 TEST(HalideTileConfig, LevelsBecomePlacements) {
@@ -83,6 +89,7 @@ TEST(HalideTileConfig, LevelsBecomePlacements) {
   c.level[g.find_value("tb")] = 0;
   c.vector_width = 8;
   c.parallel_dim = 0;
+  c.parallel_tasks = 3;
   c.root = g.find_value("y");
   c.memory_level = 3;
   HalideSchedule s = halide_schedule_from_tile_config(g, c);
@@ -95,6 +102,7 @@ TEST(HalideTileConfig, LevelsBecomePlacements) {
   EXPECT_EQ(s.reduce_steps.at(g.find_value("t")), 32);
   EXPECT_EQ(s.vector_width, 8);
   EXPECT_EQ(s.parallel_dim, 0);
+  EXPECT_EQ(s.parallel_tasks, 3);  // 16 row tiles in 3 tasks of 6, the last guarded
   EXPECT_EQ(halide_matches(g, 5, &s), "");
   // One tile: nothing to run in parallel.
   c.parallel_dim = -1;

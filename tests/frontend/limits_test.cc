@@ -2,6 +2,9 @@
 // lists and deep nesting fail with an Error naming the tensor or node, before allocating.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+
 #include "frontend/onnx_import.h"
 #include "ir/error.h"
 #include "onnx_model_builder.h"
@@ -163,6 +166,54 @@ TEST(ImportLimits, AbsurdShapeValueNamesTheNode) {
   EXPECT_EQ(import_error(model),
             "node 'cos' (op ConstantOfShape): computes a shape value of type i64[100000,100000], "
             "over the 1024 MiB limit");
+}
+
+// Inputs found by fuzz/onnx_import_fuzz.cc (tests/data/fuzz_regressions/onnx_import/), with the
+// error each must now give.
+std::string regression_error(const std::string& name) {
+  std::ifstream in(std::string(ORCH_TEST_DATA) + "/fuzz_regressions/onnx_import/" + name,
+                   std::ios::binary);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  try {
+    import_onnx_bytes(bytes.str(), "/nonexistent-orch-limits");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << name << ": import succeeded";
+  return "";
+}
+
+// A PRelu with its slope missing, in an IR-version-3 model with no opset import: the pre-opset-7
+// slope rule read input 1 past the end of the node's inputs (heap-buffer-overflow).
+TEST(ImportFuzzRegression, PreluWithoutSlope) {
+  EXPECT_EQ(regression_error("prelu_without_slope.onnx"),
+            "node '0' (op PRelu) at opset 6: PRelu needs input 1");
+}
+
+// Slice and Split of a rank-0 input along axis 0: normalize_axis accepted axis 0 for rank 0, and
+// the shape rules read the shape's dim 0 (null reference).
+TEST(ImportFuzzRegression, SliceOfAScalar) {
+  EXPECT_EQ(regression_error("slice_of_scalar.onnx"),
+            "node producing '1' (op Slice): axis 0 is out of range for rank 0");
+}
+
+TEST(ImportFuzzRegression, SplitOfAScalar) {
+  EXPECT_EQ(regression_error("split_of_scalar.onnx"),
+            "node producing '1' (op Split): axis 0 is out of range for rank 0");
+}
+
+// The other opset-upgrade rules that read an input before the schema checks the arity.
+TEST(ImportFuzzRegression, LegacyRulesNeedTheirInputs) {
+  for (const char* op : {"Clip", "Softmax", "PRelu"}) {
+    onnx::ModelProto model = empty_model(6);
+    add_input(model, "x", {2, 3});
+    add_node(model, op, {}, {"y"}, "n");
+    add_output(model, "y", {2, 3});
+    EXPECT_EQ(import_error(model),
+              fmt::format("node 'n' (op {0}) at opset 6: {0} needs input 0", op))
+        << op;
+  }
 }
 
 }  // namespace

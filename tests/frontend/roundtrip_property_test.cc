@@ -93,7 +93,11 @@ class RandomGraph {
     ValueId x = any_value();
     const Shape shape = b_.type(x).shape;
     auto rank = static_cast<int64_t>(shape.size());
-    switch (pick(8)) {
+    int kind = pick(8);
+    // A rank-0 value (ReduceSum over every axis) has no axis for Softmax, ReduceSum, Concat or
+    // Split (pick(0) would be undefined): it takes a unary op instead.
+    if (rank == 0 && kind >= 5) kind = 0;
+    switch (kind) {
       case 0:
       case 1: {
         const char* op = kUnary[pick(std::size(kUnary))];

@@ -54,5 +54,21 @@ TEST(FuzzRegressions, Npy) {
   }
 }
 
+// From fuzz_text_parser (text_parser/resize_huge_scale.orch.txt): a scale of 1.3e65 made an
+// output size of inf, converted to int64 (undefined behaviour).
+TEST(FuzzRegressions, ResizeHugeScaleIsAnError) {
+  try {
+    parse_graph(R"(graph g(%x: f32[1,2,6,8]) {
+  %n: f32[1,2,12,16] = prim.Resize(%x) {mode = "nearest", scales = [1.0e65, 1.0, 2.0, 2.0]}
+  return %n
+})");
+    FAIL() << "parsed";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("scales[0] gives output size inf, out of range"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace orch

@@ -78,6 +78,11 @@ TEST(BruteForce, BlpOptimumEqualsBruteForceOnRandomProblems) {
     paper.buffer_variables = false;
     paper.coverage_rows = false;
     compare(problem, paper, expected, name + " (paper formulation)", nullptr);
+    OrchestrateOptions per_input;  // one row per (column, input), CBC's preprocessing and pump
+    per_input.need_sets = false;
+    per_input.cbc_preprocess = true;
+    per_input.feasibility_pump = true;
+    compare(problem, per_input, expected, name + " (per-input rows)", nullptr);
     if (!plan) continue;
     // Every primitive here is a graph output's ancestor: the chain search is exact.
     std::optional<double> chain = testing::brute_force_optimum(problem, true);
@@ -95,6 +100,28 @@ TEST(BruteForce, BlpOptimumEqualsBruteForceOnRandomProblems) {
   EXPECT_GT(tally.with_cycle_cuts, 0);
   std::printf("%d feasible (%d recompute a primitive, %d needed cycle cuts), %d infeasible\n",
               tally.feasible, tally.recomputing, tally.with_cycle_cuts, tally.infeasible);
+}
+
+// Kernels reading the same buffers share their dependency rows: {2}, {3} and {2, 3} all read
+// {0, 1}, so two z rows and three member rows replace six per-input rows; same optimum. The
+// expensive {0, 2} and {1, 3} keep the problem one part.
+TEST(BruteForce, NeedSetsShareRowsWithTheSameOptimum) {
+  OrchestrationProblem problem{
+      .num_primitives = 4, .primitive_inputs = {{}, {}, {0, 1}, {0, 1}}, .graph_outputs = {2, 3}};
+  problem.candidates = {{{0}, {0}, 1.0, "a"},        {{1}, {1}, 1.0, "b"},
+                        {{2}, {2}, 1.0, "c"},        {{3}, {3}, 1.0, "d"},
+                        {{2, 3}, {2, 3}, 1.5, "cd"}, {{0, 2}, {2}, 5.0, "ac"},
+                        {{1, 3}, {3}, 5.0, "bd"}};
+  OrchestrateOptions per_input;
+  per_input.need_sets = false;
+  Plan shared = orchestrate(problem);
+  Plan separate = orchestrate(problem, per_input);
+  // 4 buffer rows, 4 coverage rows, and 2 + 3 need-set rows or 6 per-input rows, + 2 for ac, bd
+  EXPECT_EQ(shared.stats.rows, 15);
+  EXPECT_EQ(separate.stats.rows, 16);
+  EXPECT_DOUBLE_EQ(shared.objective_us, 3.5);
+  EXPECT_DOUBLE_EQ(separate.objective_us, 3.5);
+  EXPECT_EQ(testing::brute_force_optimum(problem), 3.5);
 }
 
 }  // namespace

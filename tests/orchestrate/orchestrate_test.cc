@@ -276,7 +276,16 @@ TEST(Orchestrate, InvalidProblemsAreRejected) {
   p = base;
   p.graph_outputs = {3};
   EXPECT_EQ(error_of(p), "orchestrate: graph output 3 is not a primitive");
-  EXPECT_EQ(error_of(OrchestrationProblem{}), "orchestrate: the problem has no primitives");
+}
+
+// A model whose outputs all folded to constants at import has no primitives: the empty plan.
+TEST(Orchestrate, ProblemWithoutPrimitivesHasTheEmptyPlan) {
+  OrchestrationProblem empty;
+  Plan plan = orchestrate(empty);
+  EXPECT_TRUE(plan.kernels.empty());
+  EXPECT_EQ(plan.objective_us, 0);
+  EXPECT_EQ(plan.status, SolveStatus::Optimal);
+  EXPECT_EQ(check_plan(empty, plan), "");
 }
 
 SyntheticProblem large_problem() {

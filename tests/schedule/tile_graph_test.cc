@@ -138,8 +138,60 @@ TEST(TileGraph, LayerNormRows) {
   // lines each; the scalar constants are immediates): 512 * 4 = 2048.
   ScoredConfig c = configure(tg, test::test_machine(), {1, 32}, kL2);
   EXPECT_EQ(c.cost.traffic[kDram], 2048);
-  EXPECT_EQ(c.config.level[g.find_value("d")], 1);  // read by d2 twice and by n
+  // d = x - mean, read by d2 (twice, one load) and by n: recomputed (its subtract and the
+  // mean's multiply, 2 operations per element, within the budget) rather than kept.
+  EXPECT_EQ(c.config.level[g.find_value("d")], 0);
   EXPECT_EQ(c.config.level[g.find_value("bg")], 0);
+}
+
+TEST(TileGraph, CheapValuesWithSeveralConsumersAreRecomputed) {
+  Graph g = parse_graph(R"(graph main(%x: f32[64,256], %y: f32[64,256]) {
+  const %half = f32[]{0.5}
+  %a: f32[64,256] = prim.Elementwise(%x, %y) {fn = "add"}
+  %h: f32[64,256] = prim.Elementwise(%a, %half) {fn = "mul"}
+  %e: f32[64,256] = prim.Elementwise(%a) {fn = "exp"}
+  %p: f32[64,256] = prim.Elementwise(%h, %e) {fn = "mul"}
+  %q: f32[64,256] = prim.Elementwise(%e, %h) {fn = "sub"}
+  %z: f32[64,256] = prim.Elementwise(%p, %q) {fn = "add"}
+  return %z
+})");
+  ScoredConfig c = configure(make_tile_graph(g), test::test_machine(), {1, 256}, kL2);
+  auto level = [&](const char* name) { return c.config.level[g.find_value(name)]; };
+  // a (one add, read by h and e) and h (a multiply over a: 2 operations, read by p and q) are
+  // recomputed; e (an exp, read by p and q) is kept.
+  EXPECT_EQ(level("a"), 0);
+  EXPECT_EQ(level("h"), 0);
+  EXPECT_EQ(level("e"), 1);
+  // 64 row tiles > 8 tasks per core x 4 cores: grouped into 32 tasks.
+  EXPECT_EQ(c.config.parallel_dim, 0);
+  EXPECT_EQ(c.config.parallel_tasks, 32);
+  // 16 tiles of 4 rows: one task each.
+  EXPECT_EQ(
+      configure(make_tile_graph(g), test::test_machine(), {4, 256}, kL2).config.parallel_tasks, 0);
+}
+
+TEST(TileGraph, MaterializedValueRereadsItsInputs) {
+  Graph g = parse_graph(R"(graph main(%x: f32[8,64]) {
+  %s: f32[8,1] = prim.Reduce(%x) {axes = [1], kind = "sum"}
+  %sb: f32[8,64] = prim.Broadcast(%s) {shape = [8, 64]}
+  %y: f32[8,64] = prim.Elementwise(%x, %sb) {fn = "sub"}
+  return %y
+})");
+  TileGraph tg = make_tile_graph(g);
+  TileConfig c;
+  c.tile = {1, 64};
+  c.root = g.find_value("y");
+  c.memory_level = static_cast<int>(kDram);
+  c.reduce_steps = {{64}, {}, {}};
+  c.level.assign(g.num_values(), -1);
+  c.level[g.find_value("sb")] = 0;
+  c.level[g.find_value("s")] = static_cast<int>(kL1);
+  // Per row tile at DRAM: x 256 + y 256 = 512; 8 tiles 4096.
+  EXPECT_EQ(evaluate(tg, test::test_machine(), c, kL2).traffic[kDram], 4096);
+  // s materialized: written and read back (a line each way, 128), and its pass reads x again
+  // (256): 896 per tile, 7168.
+  c.level[g.find_value("s")] = static_cast<int>(kDram);
+  EXPECT_EQ(evaluate(tg, test::test_machine(), c, kL2).traffic[kDram], 7168);
 }
 
 TEST(TileGraph, MatMulBiasGelu) {
@@ -169,16 +221,16 @@ TEST(TileGraph, MatMulBiasGelu) {
   EXPECT_EQ(region(g, r, "s"), box({{16, 31}, {16, 31}}));
 
   ScoredConfig c = configure(tg, m, {16, 16}, kL2);
-  // m (a reduction) and s (two consumers) are kept; the rest is inlined.
-  for (const char* kept : {"m", "s"}) EXPECT_EQ(c.config.level[g.find_value(kept)], 1) << kept;
-  for (const char* inl : {"r1", "b2", "e5", "e6", "e8", "e10"})
+  // m (a reduction) is kept; s = m + bias (two consumers) is recomputed in both (its add and
+  // the bias Reshape: 2 operations per element), like the rest.
+  EXPECT_EQ(c.config.level[g.find_value("m")], 1);
+  for (const char* inl : {"r1", "b2", "s", "e5", "e6", "e8", "e10"})
     EXPECT_EQ(c.config.level[g.find_value(inl)], 0) << inl;
   // k steps: 16 (one line of floats), grown to 32 (= K) while the tile fits L1.
   EXPECT_EQ(c.config.reduce_steps[0], (std::vector<int64_t>{32}));
   // Footprint, step 32: node 0 loads a 16x32 (2048 @0) and w 32x16 (2048 @2048), writes m
-  // (1024 @4096, top 5120); a, w die: free [0,4096). bias (64) @0 at node 1, freed. s (1024) @0
-  // at node 3; m dies: free [1024,5120). y (1024) at node 8 @1024 (s died at node 6: free
-  // [0,5120), best fit @0). Peak 5120.
+  // (1024 @4096, top 5120); a, w die: free [0,4096). bias (64) @0 at node 1, freed. m dies at
+  // node 3 (s, inlined): free [0,5120). y (1024) at node 8 @0. Peak 5120.
   EXPECT_EQ(c.cost.footprint[kL1], 5120);
   // DRAM per 16x16 tile: a 16 full rows = 2048 contiguous bytes; w 32 runs of 64 bytes = 2048;
   // bias 64; y 16 runs of 64 = 1024. 5184 * 12 tiles = 62208.

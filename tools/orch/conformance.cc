@@ -1,6 +1,8 @@
-// `orch conformance DIR`: ONNX backend tests through import + the reference interpreter.
+// `orch conformance DIR`: ONNX backend tests through import + the reference interpreter, and
+// with --compiled also through the optimizer into a compiled module.
 #include <fmt/format.h>
 
+#include <chrono>
 #include <map>
 
 #include "commands.h"
@@ -14,6 +16,9 @@ struct ConformanceArgs {
   std::string dir;
   std::string filter;
   std::string through;
+  bool compiled = false;
+  int jobs = 1;
+  int timeout_s = 600;
   bool verbose = false;
 };
 
@@ -30,13 +35,24 @@ void run_conformance_command(const ConformanceArgs& args) {
     options.through_fission = args.through == "fission";
     options.through_rewrite = args.through == "rewrite";
   }
+  options.compiled = args.compiled;
+  options.jobs = args.jobs;
+  options.timeout_s = args.timeout_s;
+  // Compiled tests take seconds each: show every one, numbered, with its time.
+  bool progress = args.compiled || args.jobs > 1;
+  size_t total = progress ? driver::conformance_tests(args.dir, args.filter).size() : 0;
+  size_t done = 0;
+  auto start = std::chrono::steady_clock::now();
   auto print_case = [&](const driver::CaseResult& r) {
+    ++done;
+    std::string prefix = progress ? fmt::format("[{}/{}] ", done, total) : "";
+    std::string time = progress ? fmt::format(" ({:.1f} s)", r.seconds) : "";
     if (r.status == driver::CaseStatus::failed)
-      fmt::print("FAIL {}: {}\n", r.name, r.reason);
+      fmt::print("{}FAIL {}{}: {}\n", prefix, r.name, time, r.reason);
     else if (r.status == driver::CaseStatus::skipped)
-      fmt::print("SKIP {}: {}\n", r.name, r.reason);
-    else if (args.verbose)
-      fmt::print("PASS {}\n", r.name);
+      fmt::print("{}SKIP {}{}: {}\n", prefix, r.name, time, r.reason);
+    else if (args.verbose || progress)
+      fmt::print("{}PASS {}{}\n", prefix, r.name, time);
     std::fflush(stdout);
   };
   auto results = driver::run_conformance(args.dir, options, print_case);
@@ -58,6 +74,9 @@ void run_conformance_command(const ConformanceArgs& args) {
   fmt::print("\n{:<28} {:>7} {:>7} {:>8}\n", "op", "passed", "failed", "skipped");
   for (const auto& [op, t] : per_op)
     fmt::print("{:<28} {:>7} {:>7} {:>8}\n", op, t.passed, t.failed, t.skipped);
+  if (progress)
+    fmt::print("time: {:.0f} s wall\n",
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   fmt::print("conformance: {} passed, {} failed, {} skipped\n", passed, failed, skipped);
   if (failed > 0) throw CLI::RuntimeError(1);
 }
@@ -80,6 +99,17 @@ void add_conformance_command(CLI::App& app) {
   cmd->add_option("--through", args->through,
                   "Run the graph after a pipeline stage instead of the operator graph: "
                   "'fission' (the primitive graph) or 'rewrite' (the primitive graph optimized)");
+  cmd->add_flag("--compiled", args->compiled,
+                "After the interpreter, also optimize each test's model into a compiled module "
+                "(analytic costs: this checks code generation, not speed), check every kernel "
+                "against the interpreter on the test's inputs, and compare the module's outputs "
+                "with the test's; each test runs in its own process, and a failure names the "
+                "stage (optimize, validate, load, run) or the compiled output that differs");
+  cmd->add_option("--jobs,-j", args->jobs, "Tests run at once, each in its own process")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--timeout", args->timeout_s,
+                  "Seconds a test may take when it runs in its own process (default 600)")
+      ->check(CLI::PositiveNumber);
   cmd->add_flag("--verbose", args->verbose, "Also list passing tests");
   cmd->callback([args] { run_conformance_command(*args); });
 }

@@ -120,6 +120,15 @@ std::string plan_kernel(const Graph& kernel, LinearPlan& plan) {
   std::vector<NodeId> covered = {plan.linear};
   std::string why =
       match_epilogue(kernel, kernel.outputs()[0], node.outputs[0], covered, plan.post_ops);
+  // A binary post-op may read a scalar (prim.Elementwise takes rank 0 beside any rank); oneDNN
+  // wants the destination's rank, so the scalar becomes size-1 dims that it broadcasts.
+  size_t out_rank = kernel.value(kernel.outputs()[0]).type.shape.size();
+  for (PostOp& op : plan.post_ops) {
+    size_t missing = out_rank - std::min(out_rank, op.other.shape.size());
+    if (!op.binary() || missing == 0) continue;
+    op.other.shape.insert(op.other.shape.begin(), missing, 1);
+    op.other.strides.insert(op.other.strides.begin(), missing, 0);
+  }
   if (why.empty()) why = view_of(kernel, node.inputs[0], plan.src, covered);
   if (why.empty()) why = view_of(kernel, node.inputs[1], plan.weights, covered);
   if (!why.empty()) return why;

@@ -1,6 +1,10 @@
 #include "codegen/halide/halide_aot.h"
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <mutex>
 
 #include "codegen/halide/halide_lower.h"
 #include "ir/error.h"
@@ -39,11 +43,28 @@ void halide_compile_kernel_object(const Graph& kernel, const std::string& object
 }
 
 void halide_compile_runtime_object(const std::string& object_path) {
-  try {
-    Halide::compile_standalone_runtime(object_path, Halide::get_host_target());
-  } catch (const Halide::Error& e) {
-    fail("Halide runtime: {}", strip(e.what()));
+  // The runtime depends only on the target and costs about a second of LLVM: compiled once per
+  // process (and inherited by forked children), then copied.
+  static std::mutex mutex;
+  static std::map<std::string, std::string> compiled;
+  std::lock_guard lock(mutex);
+  Halide::Target target = Halide::get_host_target();
+  auto it = compiled.find(target.to_string());
+  if (it == compiled.end()) {
+    try {
+      Halide::compile_standalone_runtime(object_path, target);
+    } catch (const Halide::Error& e) {
+      fail("Halide runtime: {}", strip(e.what()));
+    }
+    std::ifstream in(object_path, std::ios::binary);
+    std::string bytes{std::istreambuf_iterator<char>(in), {}};
+    check(!bytes.empty(), "Halide runtime: cannot read back '{}'", object_path);
+    compiled[target.to_string()] = std::move(bytes);
+    return;
   }
+  std::ofstream out(object_path, std::ios::binary | std::ios::trunc);
+  out << it->second;
+  check(static_cast<bool>(out), "Halide runtime: cannot write '{}'", object_path);
 }
 
 std::string halide_runtime_include_dir() {

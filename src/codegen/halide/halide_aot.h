@@ -16,7 +16,8 @@ void halide_compile_kernel_object(const Graph& kernel, const std::string& object
                                   const std::string& header_path, const std::string& function_name,
                                   const HalideSchedule* schedule = nullptr);
 
-/// Writes the Halide runtime for the host target as one object file.
+/// Writes the Halide runtime for the host target as one object file. The first call in a
+/// process compiles it; later calls (and forked children) write the same bytes again.
 void halide_compile_runtime_object(const std::string& object_path);
 
 /// The directory holding HalideRuntime.h, for compiling code that calls AOT kernels; throws

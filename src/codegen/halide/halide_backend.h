@@ -36,6 +36,9 @@ struct HalideSchedule {
   int parallel_dim = -1;
   /// SIMD lanes for the innermost dim (1: scalar).
   int vector_width = 16;
+  /// With parallel_dim >= 0: the tiles along it grouped into this many parallel tasks of
+  /// consecutive tiles (0: one task per tile).
+  int parallel_tasks = 0;
   /// Placement of intermediate values (produced by a node, not a kernel output); values not
   /// listed get the default placement.
   std::map<ValueId, HalidePlacement> placement;
@@ -59,13 +62,14 @@ HalideSchedule default_halide_schedule(const Graph& kernel);
 /// The schedule a tile-graph configuration (schedule::search_tiles over the same kernel graph)
 /// stands for: the root output tiled by `config.tile` (other outputs by its projection, size-1
 /// dims whole), levels -> placement (0 inline, a cache level -> per output tile, main memory ->
-/// root), the innermost reduce step of each reduction, the vector width and the parallel dim.
+/// root), the innermost reduce step of each reduction, the vector width, the parallel dim and its
+/// task count.
 HalideSchedule halide_schedule_from_tile_config(const Graph& kernel,
                                                 const schedule::TileConfig& config);
 
 /// A stable one-line text form of a schedule (value ids are the kernel graph's), e.g.
-/// "parallel=0 vector=8 reduce_step=0 tile.7=1,64 place.3=inline reduce.3=16"; fields in a
-/// fixed order, so equal schedules print equal text.
+/// "parallel=0 vector=8 reduce_step=0 tasks=16 tile.7=1,64 place.3=inline reduce.3=16" (tasks
+/// only when set); fields in a fixed order, so equal schedules print equal text.
 std::string halide_schedule_to_text(const HalideSchedule& schedule);
 
 /// Parses halide_schedule_to_text's form (exact round trip; "" parses to HalideSchedule{}).

@@ -110,6 +110,8 @@ class Lowerer {
       const TensorType& t = g_.value(v).type;
       Func f(fmt::format("out{}", i));
       f(pure(t.shape.size())) = Halide::cast(storage_type(t.dtype), load(v, index(t.shape.size())));
+      // Pinned like the inputs: tile buffers get constant sizes and tails are known statically.
+      pin(f.output_buffer(), t.shape);
       out_.outputs.push_back(f);
     }
     out_.pipeline = Halide::Pipeline(out_.outputs);
@@ -188,18 +190,25 @@ class Lowerer {
     out_.values[v].scalar = e;
   }
 
+  // Pins every dim of a buffer to the kernel's static row-major shape: Halide folds the extents
+  // and strides.
+  template <typename Buffer>
+  static void pin(Buffer&& b, const Shape& shape) {
+    size_t rank = shape.size();
+    int64_t stride = 1;
+    for (size_t k = 0; k < rank; ++k) {
+      int64_t extent = shape[rank - 1 - k];
+      b.dim(static_cast<int>(k)).set_bounds(0, dim(extent)).set_stride(dim(stride));
+      stride *= extent;
+    }
+  }
+
   void bind_input(ValueId v) {
     const Value& val = g_.value(v);
     size_t rank = val.type.shape.size();
     Halide::ImageParam p(storage_type(val.type.dtype), static_cast<int>(rank),
                          fmt::format("in{}", out_.params.size()));
-    // Pin every dim to the kernel's static shape: Halide folds the extents and strides.
-    int64_t stride = 1;
-    for (size_t k = 0; k < rank; ++k) {
-      int64_t extent = val.type.shape[rank - 1 - k];
-      p.dim(static_cast<int>(k)).set_bounds(0, dim(extent)).set_stride(dim(stride));
-      stride *= extent;
-    }
+    pin(p, val.type.shape);
     out_.params.push_back(p);
     define(v, from_storage(p(pure(rank)), val.type.dtype));
   }
@@ -273,6 +282,28 @@ class Lowerer {
     return Halide::clamp(k, 0, dim(n) - 1);
   }
 
+  // Whether input 1 of `n` is a scalar or a broadcast along the innermost dim (one value per
+  // row: softmax's sum, LayerNorm's deviation).
+  bool invariant_divisor(const Node& n) const {
+    ValueId d = n.inputs[1];
+    if (shape(d).empty()) return true;
+    NodeId p = g_.value(d).producer;
+    if (p == kNoNode || g_.node(p).op != "prim.Broadcast") return false;
+    const Shape& from = shape(g_.node(p).inputs[0]);
+    return from.size() == shape(d).size() && from.back() == 1 && shape(d).back() > 1;
+  }
+  // Input 1 of `n` at `idx`, a broadcast read from its source (the inverse then depends on the
+  // outer coordinates only, and Halide hoists it out of the innermost loop).
+  Expr divisor(const Node& n, const std::vector<Expr>& idx) const {
+    ValueId d = n.inputs[1];
+    if (shape(d).empty()) return load(d, {});
+    ValueId from = g_.node(g_.value(d).producer).inputs[0];
+    std::vector<Expr> in = idx;
+    for (size_t k = 0; k < in.size(); ++k)
+      if (shape(from)[k] != shape(d)[k]) in[k] = 0;
+    return load(from, in);
+  }
+
   Expr elementwise(const Node& n, const std::vector<Expr>& idx) {
     std::vector<Expr> a;
     for (ValueId v : n.inputs) a.push_back(load(v, shape(v).empty() ? std::vector<Expr>{} : idx));
@@ -283,7 +314,12 @@ class Lowerer {
     if (fn == "add") return a[0] + a[1];
     if (fn == "sub") return a[0] - a[1];
     if (fn == "mul") return a[0] * a[1];
-    if (fn == "div") return a[0] / a[1];
+    if (fn == "div") {
+      // A divisor constant along the innermost (vector) dim is inverted once per row: a
+      // multiply costs a fraction of a vector divide (within an ulp or so of the quotient).
+      if (t.is_float() && invariant_divisor(n)) return a[0] * (one / divisor(n, idx));
+      return a[0] / a[1];
+    }
     if (fn == "pow") return Halide::pow(a[0], a[1]);
     if (fn == "min" || fn == "max") {
       Expr r = a[0];

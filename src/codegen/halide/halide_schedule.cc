@@ -17,6 +17,9 @@ constexpr int64_t kInnerTile = 256;
 constexpr int kMaxUnroll = 8;
 // The widest row a default tile keeps whole when the kernel reduces rows.
 constexpr int64_t kMaxRowTile = 16384;
+// A row reduction's partial results: this many vectors, at most kMaxPartialLanes lanes.
+constexpr int kAccumulators = 4;
+constexpr int kMaxPartialLanes = 32;
 
 std::vector<int64_t> default_tile(const Shape& shape) {
   std::vector<int64_t> tile(shape.size(), 1);
@@ -133,8 +136,25 @@ OutputLoops schedule_output(Func& out, const Shape& shape, std::vector<int64_t> 
     return loops;
   }
   if (s.parallel_dim >= 0) {
-    if (parallel_outer >= 0) out.parallel(outer_vars[parallel_outer]);
-    loops.tile = Halide::LoopLevel(out, outer_vars[0]);
+    Var tile_loop = outer_vars[0];
+    if (parallel_outer >= 0) {
+      Var p = outer_vars[parallel_outer];
+      int64_t d = s.parallel_dim;
+      int64_t t = tile[d] <= 0 ? shape[d] : std::min(tile[d], shape[d]);
+      int64_t n = (shape[d] + t - 1) / t;
+      if (s.parallel_tasks > 0 && n > s.parallel_tasks) {
+        // Contiguous runs of tiles per task: each thread streams one region (what hardware
+        // prefetchers follow) and the thread pool dispatches a few tasks instead of every tile.
+        Var task(p.name() + "_task"), run(p.name() + "_run");
+        out.split(p, task, run, static_cast<int>((n + s.parallel_tasks - 1) / s.parallel_tasks),
+                  TailStrategy::GuardWithIf);
+        out.parallel(task);
+        if (parallel_outer == 0) tile_loop = run;
+      } else {
+        out.parallel(p);
+      }
+    }
+    loops.tile = Halide::LoopLevel(out, tile_loop);
     return loops;
   }
   Var fused = outer_vars[0];
@@ -214,10 +234,13 @@ void schedule_stage(Func& f, const LoweredValue& lv, const Node& n, const Shape&
   const int64_t* extent = Halide::Internal::as_const_int(lv.rdom[0].extent());
   if (extent == nullptr) return;
   if (!vec && vw > 1 && *extent >= 2 * vw && row_reduction(n, shape)) {
-    // vw partial results, one per lane, reduced into the row at the end (rfactor).
+    // Partial results, one per lane, reduced into the row at the end (rfactor); several vectors
+    // of them, so that consecutive steps do not wait on one another's latency.
+    int lanes = std::max(vw, std::min(vw * kAccumulators, kMaxPartialLanes));
+    while (lanes > vw && *extent < 2 * lanes) lanes /= 2;
     Halide::RVar ro("ro"), ri("ri");
     Var lane("lane");
-    u.split(inner, ro, ri, vw, TailStrategy::GuardWithIf);
+    u.split(inner, ro, ri, lanes, TailStrategy::GuardWithIf);
     Func partial = u.rfactor(ri, lane);
     partial.compute_at(f, vars[0]).vectorize(lane);
     partial.update().vectorize(lane);

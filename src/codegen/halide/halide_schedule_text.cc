@@ -88,6 +88,7 @@ HalideSchedule halide_schedule_from_tile_config(const Graph& kernel,
   // A single tile (TileConfig's -1) has no loop to run in parallel.
   s.parallel_dim = config.parallel_dim >= 0 ? config.parallel_dim : -2;
   s.vector_width = std::max(config.vector_width, 1);
+  s.parallel_tasks = std::max(config.parallel_tasks, 0);
   for (NodeId id = 0; id < static_cast<NodeId>(kernel.num_nodes()); ++id) {
     const Node& n = kernel.node(id);
     ValueId v = n.outputs.at(0);
@@ -107,6 +108,8 @@ HalideSchedule halide_schedule_from_tile_config(const Graph& kernel,
 std::string halide_schedule_to_text(const HalideSchedule& s) {
   std::string out = fmt::format("parallel={} vector={} reduce_step={}", s.parallel_dim,
                                 s.vector_width, s.reduce_step);
+  // Written only when set, so the text of a schedule without it stays as it was.
+  if (s.parallel_tasks != 0) out += fmt::format(" tasks={}", s.parallel_tasks);
   for (const auto& [v, tile] : s.tiles) out += fmt::format(" tile.{}={}", v, fmt::join(tile, ","));
   for (const auto& [v, p] : s.placement) out += fmt::format(" place.{}={}", v, placement_name(p));
   for (const auto& [v, step] : s.reduce_steps) out += fmt::format(" reduce.{}={}", v, step);
@@ -134,6 +137,9 @@ HalideSchedule halide_schedule_from_text(std::string_view text) {
       check(s.vector_width >= 1, "halide schedule field '{}': the width must be >= 1", field);
     } else if (key == "reduce_step") {
       s.reduce_step = parse_small(field, value);
+    } else if (key == "tasks") {
+      s.parallel_tasks = parse_small(field, value);
+      check(s.parallel_tasks >= 0, "halide schedule field '{}': tasks must be >= 0", field);
     } else if (key.starts_with("tile.")) {
       std::vector<int64_t> tile;
       size_t p = 0;

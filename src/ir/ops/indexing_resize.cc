@@ -12,6 +12,13 @@
 namespace orch::ops {
 namespace {
 
+// An output size computed in floating point, as an int64: a huge scale or size must be an
+// error, not an undefined conversion (2^62 is a tensor's limit on elements anyway).
+int64_t output_size(double size, std::string_view what, size_t i) {
+  check(size >= 0 && size < 0x1p62, "{}[{}] gives output size {}, out of range", what, i, size);
+  return static_cast<int64_t>(size);
+}
+
 // Maps a string attribute onto an enum through a table; unknown values are errors.
 template <typename E, size_t N>
 E parse_choice(const Attributes& attrs, std::string_view name, std::string_view fallback,
@@ -72,12 +79,12 @@ void apply_sizes(ResizeSpec& spec, const std::vector<int64_t>& axes, const Tenso
     double s = static_cast<double>(values[i]) / static_cast<double>(spec.axes[axes[i]].in);
     scale = policy == "not_larger" ? std::min(scale, s) : std::max(scale, s);
   }
-  for (int64_t axis : axes) {
-    ResizeAxis& a = spec.axes[axis];
+  for (size_t i = 0; i < axes.size(); ++i) {
+    ResizeAxis& a = spec.axes[axes[i]];
     a.scale = scale;
     a.resized_length = static_cast<double>(a.in) * scale;
     // The spec rounds halfway cases up.
-    a.out = static_cast<int64_t>(std::floor(a.resized_length + 0.5));
+    a.out = output_size(std::floor(a.resized_length + 0.5), "sizes", i);
   }
 }
 
@@ -94,8 +101,8 @@ void apply_scales(ResizeSpec& spec, const std::vector<int64_t>& axes, const Tens
                        ? static_cast<float>(a.roi_end - a.roi_start)
                        : 1.0f;
     // Single precision, as ONNX Runtime computes it: 10 * 0.7f gives 7, not 6.
-    a.out = static_cast<int64_t>(
-        std::floor(static_cast<float>(a.in) * extent * static_cast<float>(values[i])));
+    a.out = output_size(
+        std::floor(static_cast<float>(a.in) * extent * static_cast<float>(values[i])), "scales", i);
   }
 }
 

@@ -27,8 +27,8 @@ Shape broadcast_all(const InferInput& in) {
 }
 
 int64_t normalize_axis(int64_t axis, int64_t rank) {
-  check(axis >= -rank && axis < std::max<int64_t>(rank, 1), "axis {} is out of range for rank {}",
-        axis, rank);
+  // A rank-0 tensor has no axis: callers index the shape with the result.
+  check(axis >= -rank && axis < rank, "axis {} is out of range for rank {}", axis, rank);
   return axis < 0 ? axis + rank : axis;
 }
 

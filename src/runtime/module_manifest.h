@@ -1,0 +1,48 @@
+// Private to src/runtime: manifest.json parsed and validated without touching any other file of
+// the module (no weights mapping, no dlopen), so that a damaged manifest is rejected here and
+// the parser can be tested and fuzzed on its own (fuzz/manifest_fuzz.cc).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "orch/module.h"
+#include "runtime/module_format.h"
+
+namespace orch::runtime {
+
+/// A weight an external kernel binds: its graph's input `value` and its bytes in weights.bin.
+struct WeightBinding {
+  std::string value;
+  int64_t offset = 0;
+  int64_t bytes = 0;
+};
+
+/// An external kernel (dnnl, reference), built at load from its graph file.
+struct ExternalSpec {
+  std::string graph;  // relative to the module directory
+  std::vector<WeightBinding> weights;
+};
+
+/// What the manifest says, every location checked to lie inside its region.
+struct ModuleLayout {
+  std::vector<TensorSpec> inputs, outputs;
+  std::vector<std::optional<Location>> output_copy_from;
+  std::vector<KernelSpec> kernels;
+  std::vector<std::vector<KernelValue>> kernel_inputs, kernel_outputs;
+  std::vector<std::optional<ExternalSpec>> external;  // one per kernel; empty when internal
+  int64_t arena_bytes = 0;
+  int64_t weights_bytes = 0;
+  std::string weights_file, library_file;  // relative to the module directory
+};
+
+/// Parses manifest.json's `text` and checks it: format and version, types (known dtypes,
+/// shapes whose bytes fit in int64), every location inside its region (arena, weights,
+/// an input or output of the same type) and every external weight inside weights.bin.
+/// Throws Error naming `path` and the field.
+ModuleLayout parse_manifest(std::string_view text, const std::string& path);
+
+}  // namespace orch::runtime
