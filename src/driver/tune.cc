@@ -93,7 +93,7 @@ class Tuner {
     identify();
     collect_unique();
     if (options_.analytic)
-      estimate();
+      plan_analytically();
     else if (options_.exhaustive)
       tune_exhaustively();
     else
@@ -343,7 +343,7 @@ class Tuner {
   }
 
   // No measurement: estimated costs and the first accepting backend (TuneOptions::analytic).
-  void estimate() {
+  void plan_analytically() {
     profile::BackendSet backends = profile::default_backends();
     for (UniqueKernel& u : unique_) {
       u.known = true;

@@ -26,18 +26,6 @@ std::string quantiles(std::vector<double> v) {
                      v[std::min(v.size() - 1, v.size() * 95 / 100)]);
 }
 
-// The deterministic machine the tile search ranks against (the schedule tests' machine).
-schedule::Machine corpus_machine() {
-  return schedule::machine_from_json(R"({
-  "name": "test", "kind": "cpu", "cores": 4, "simd_bytes": 32,
-  "levels": [
-    {"name": "reg", "capacity": 512, "line": 32, "bandwidth_gbs": 400},
-    {"name": "L1", "capacity": 32768, "line": 64, "bandwidth_gbs": 200},
-    {"name": "L2", "capacity": 1048576, "line": 64, "bandwidth_gbs": 100},
-    {"name": "DRAM", "capacity": 0, "line": 64, "bandwidth_gbs": 50, "shared": true}
-  ]})");
-}
-
 struct Tally {
   std::map<std::string, int> rejected;
   std::vector<double> seconds, cpu_seconds;
@@ -124,7 +112,7 @@ TEST(HalideCorpus, SampledCandidatesMatchTheInterpreter) {
 TEST(HalideCorpus, TileSearchConfigsMatchTheInterpreter) {
   std::vector<Sampled> all =
       sampled_candidates(sample_size("ORCH_HALIDE_CORPUS_CONFIG_SAMPLE", 8), 7);
-  schedule::Machine machine = corpus_machine();
+  schedule::Machine machine = test_machine();
   Tally t;
   int configs = 0;
   for (size_t i = 0; i < all.size(); ++i) {

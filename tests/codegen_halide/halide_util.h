@@ -12,8 +12,21 @@
 #include "interp/interpreter.h"
 #include "interp/random_inputs.h"
 #include "ir/op_registry.h"
+#include "schedule/machine.h"
 
 namespace orch::codegen {
+
+/// A fixed machine for tile searches, so rankings do not depend on the host running the tests.
+inline schedule::Machine test_machine() {
+  return schedule::machine_from_json(R"({
+  "name": "test", "kind": "cpu", "cores": 4, "simd_bytes": 32,
+  "levels": [
+    {"name": "reg", "capacity": 512, "line": 32, "bandwidth_gbs": 400},
+    {"name": "L1", "capacity": 32768, "line": 64, "bandwidth_gbs": 200},
+    {"name": "L2", "capacity": 1048576, "line": 64, "bandwidth_gbs": 100},
+    {"name": "DRAM", "capacity": 0, "line": 64, "bandwidth_gbs": 50, "shared": true}
+  ]})");
+}
 
 /// Softmax over the rows of f32[64,100] as fission writes it (the tests' fused kernel).
 constexpr std::string_view kSoftmax = R"(graph g(%x: f32[64,100]) {

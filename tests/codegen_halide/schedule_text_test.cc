@@ -9,17 +9,6 @@
 namespace orch::codegen {
 namespace {
 
-schedule::Machine test_machine() {
-  return schedule::machine_from_json(R"({
-  "name": "test", "kind": "cpu", "cores": 4, "simd_bytes": 32,
-  "levels": [
-    {"name": "reg", "capacity": 512, "line": 32, "bandwidth_gbs": 400},
-    {"name": "L1", "capacity": 32768, "line": 64, "bandwidth_gbs": 200},
-    {"name": "L2", "capacity": 1048576, "line": 64, "bandwidth_gbs": 100},
-    {"name": "DRAM", "capacity": 0, "line": 64, "bandwidth_gbs": 50, "shared": true}
-  ]})");
-}
-
 TEST(HalideScheduleText, RoundTripIsExact) {
   HalideSchedule s;
   s.parallel_dim = 1;
