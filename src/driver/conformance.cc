@@ -15,6 +15,7 @@
 #include "frontend/onnx_import.h"
 #include "frontend/tensor_proto.h"
 #include "interp/interpreter.h"
+#include "ir/close.h"
 #include "ir/error.h"
 #include "ir/verifier.h"
 #include "rewrite/rewrite.h"
@@ -180,9 +181,7 @@ std::string compare_tensors(const Tensor& actual, const Tensor& expected, double
     if (exact) {
       ok = actual.get_int(i) == expected.get_int(i);
     } else {
-      double a = actual.get(i), e = expected.get(i);
-      ok = (std::isnan(a) && std::isnan(e)) || a == e ||
-           std::abs(a - e) <= atol + rtol * std::abs(e);
+      ok = close_enough(actual.get(i), expected.get(i), rtol, atol);
     }
     if (!ok) return fmt::format("element {} is {}, expected {}", i, actual.get(i), expected.get(i));
   }

@@ -9,6 +9,7 @@
 
 #include "interp/interpreter.h"
 #include "interp/random_inputs.h"
+#include "ir/close.h"
 #include "ir/error.h"
 #include "orch/module.h"
 #include "runtime/module_format.h"
@@ -33,10 +34,8 @@ std::string compare(const Tensor& want, const Tensor& got) {
     return fmt::format("type {} instead of {}", format_type({got.dtype(), got.shape()}),
                        format_type({want.dtype(), want.shape()}));
   for (int64_t i = 0; i < want.numel(); ++i) {
-    double a = want.get(i), b = got.get(i);
-    if (a == b || (std::isnan(a) && std::isnan(b))) continue;
-    if (!(std::abs(a - b) <= 1e-4 + 1e-3 * std::abs(a)))
-      return fmt::format("element {}: interpreter {}, module {}", i, a, b);
+    if (!close_enough(got.get(i), want.get(i), 1e-3, 1e-4))
+      return fmt::format("element {}: interpreter {}, module {}", i, want.get(i), got.get(i));
   }
   return "";
 }

@@ -15,6 +15,7 @@
 #include "driver/cost_estimate.h"
 #include "ir/error.h"
 #include "ir/hash.h"
+#include "ir/hash_util.h"
 #include "orchestrate/from_candidates.h"
 #include "profile/profiler.h"
 #include "profile/roofline.h"
@@ -290,7 +291,26 @@ class Tuner {
 
   bool out_of_rounds() const {
     return model_.stats.rounds >= options_.max_rounds ||
-           seconds_since(lazy_start_) >= options_.max_lazy_s;
+           model_.stats.earlier_lazy_s + seconds_since(lazy_start_) >= options_.max_lazy_s;
+  }
+
+  // The model's identity for the search budget: its distinct kernels, in a stable order.
+  std::string model_key() const {
+    std::vector<std::string> kernels;
+    for (const UniqueKernel& u : unique_) kernels.push_back(u.hash + " " + u.outputs);
+    std::sort(kernels.begin(), kernels.end());
+    uint64_t h = hash_string("orch model");
+    for (const std::string& k : kernels) h = hash_combine(h, hash_string(k));
+    return format_hash(h);
+  }
+
+  // Adds the lazy time since the last call to the model's spent budget (after every round, so a
+  // killed run loses at most one round of it).
+  void record_lazy_time() {
+    Clock::time_point now = Clock::now();
+    db_->add_lazy_seconds(model_key_, machine_id_,
+                          std::chrono::duration<double>(now - lazy_recorded_).count());
+    lazy_recorded_ = now;
   }
 
   // The lazy scheme. Phase 1 plans with costs estimated from the kernels measured so far and
@@ -310,13 +330,16 @@ class Tuner {
     }
     phase_ = "single kernels";
     measure(singles);
-    lazy_start_ = Clock::now();
+    model_key_ = model_key();
+    model_.stats.earlier_lazy_s = db_->lazy_seconds(model_key_, machine_id_);
+    lazy_start_ = lazy_recorded_ = Clock::now();
     bool proven = false;
     for (Unknown unknown : {Unknown::estimate, Unknown::bound}) {
       phase_ = unknown == Unknown::estimate ? "estimated" : "exact";
       Clock::time_point phase_start = Clock::now();
       double phase_cap_s = unknown == Unknown::bound ? options_.exact_s : options_.max_lazy_s;
-      if (phase_cap_s <= 0) break;
+      // Earlier runs spent the budget: settle at once (a warm rerun measures nothing).
+      if (phase_cap_s <= 0 || out_of_rounds()) break;
       while (true) {
         std::vector<size_t> missing = solve(unknown);
         if (unknown == Unknown::bound)
@@ -328,6 +351,7 @@ class Tuner {
         }
         if (out_of_rounds() || seconds_since(phase_start) >= phase_cap_s) break;
         measure(with_promising(std::move(missing)));
+        record_lazy_time();
       }
       if (unknown == Unknown::estimate) {
         set_costs(Unknown::excluded);
@@ -336,6 +360,7 @@ class Tuner {
       }
       if (out_of_rounds()) break;
     }
+    record_lazy_time();
     set_costs(Unknown::excluded);
     model_.stats.converged = proven;
     // A proven plan uses measured kernels only; otherwise the best plan over the measured ones.
@@ -427,6 +452,8 @@ class Tuner {
   std::string phase_;              // for progress lines
   CostEstimate fit_;               // fitted by the last set_costs
   Clock::time_point lazy_start_;
+  Clock::time_point lazy_recorded_;  // lazy time up to here is in the database
+  std::string model_key_;
   Clock::time_point start_ = Clock::now();
 };
 

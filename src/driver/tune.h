@@ -62,7 +62,8 @@ struct TuneOptions {
   int halide_configs = 1;     // tile-search configs measured besides Halide's default
   double timeout_s = 30;      // CPU seconds per kernel (wall: ten times that)
   int max_rounds = 30;        // lazy rounds before settling for the measured kernels
-  double max_lazy_s = 600;    // wall time of the lazy rounds before settling
+  double max_lazy_s = 600;    // wall time of the lazy rounds before settling, over all runs of
+                              // a model (the database keeps what earlier runs spent)
   double exact_s = 300;       // of which the exact phase may use this much; 0 skips it
   /// Lazy bounds are at least this fraction of the fastest kernel measured on this machine:
   /// every kernel pays the same per-call overhead, which the roofline cannot see. Empirical
@@ -77,17 +78,18 @@ struct TuneOptions {
 
 /// Counts of a tuning run.
 struct TuneStats {
-  int64_t candidates = 0;    // kept candidates (problem.candidates.size())
-  int64_t unique = 0;        // distinct kernels (structural hash without constant contents)
-  int64_t from_db = 0;       // unique kernels whose result was already stored
-  int64_t measured = 0;      // unique kernels measured by this run
-  int64_t failed = 0;        // unique kernels with no working backend (stored or measured)
-  int64_t pruned = 0;        // unique kernels never measured (lazy bound or --prune)
-  int64_t measurements = 0;  // backend/config measurements performed (>= measured)
-  int rounds = 0;            // lazy rounds
-  bool converged = true;     // the plan is optimal over all candidates (as far as the bounds
-                             // hold); false when a round or time cap stopped the lazy search
-                             // or when the costs are analytic estimates
+  int64_t candidates = 0;     // kept candidates (problem.candidates.size())
+  int64_t unique = 0;         // distinct kernels (structural hash without constant contents)
+  int64_t from_db = 0;        // unique kernels whose result was already stored
+  int64_t measured = 0;       // unique kernels measured by this run
+  int64_t failed = 0;         // unique kernels with no working backend (stored or measured)
+  int64_t pruned = 0;         // unique kernels never measured (lazy bound or --prune)
+  int64_t measurements = 0;   // backend/config measurements performed (>= measured)
+  int rounds = 0;             // lazy rounds
+  double earlier_lazy_s = 0;  // lazy seconds earlier runs spent on this model (from the database)
+  bool converged = true;      // the plan is optimal over all candidates (as far as the bounds
+                              // hold); false when a round or time cap stopped the lazy search
+                              // or when the costs are analytic estimates
   /// No plan over all candidates is faster (as far as the bounds hold): the best exact-phase
   /// BLP objective; 0 when the exact phase did not run.
   double lower_bound_us = 0;

@@ -14,6 +14,7 @@
 #include "codegen/reference_backend.h"
 #include "interp/interpreter.h"
 #include "interp/random_inputs.h"
+#include "ir/close.h"
 #include "ir/error.h"
 #include "schedule/search.h"
 
@@ -95,10 +96,9 @@ std::string compare_outputs(const Graph& kernel, std::span<const Tensor> got,
     double worst = 0;
     int64_t at = -1;
     for (size_t k = 0; k < a.size(); ++k) {
-      if (std::isnan(a[k]) && std::isnan(b[k])) continue;
+      if (close_enough(a[k], b[k], rtol, atol)) continue;
       double err = std::abs(a[k] - b[k]);
-      bool bad = !(err <= atol + rtol * std::abs(b[k]));
-      if (bad && (at < 0 || !(err <= worst))) {
+      if (at < 0 || !(err <= worst)) {
         worst = err;
         at = static_cast<int64_t>(k);
       }

@@ -23,6 +23,9 @@ CREATE TABLE IF NOT EXISTS records (
   median_us REAL NOT NULL, min_us REAL NOT NULL, max_us REAL NOT NULL,
   runs INTEGER NOT NULL, compile_s REAL NOT NULL, timestamp INTEGER NOT NULL, label TEXT NOT NULL,
   PRIMARY KEY (kernel_hash, outputs, machine, backend, config, version));
+CREATE TABLE IF NOT EXISTS searches (
+  model_key TEXT NOT NULL, machine TEXT NOT NULL, version TEXT NOT NULL,
+  lazy_seconds REAL NOT NULL, PRIMARY KEY (model_key, machine, version));
 )";
 
 constexpr const char* kColumns =
@@ -187,6 +190,29 @@ std::vector<TuningRecord> TuningDb::find(const std::string& kernel_hash,
   return out;
 }
 
+double TuningDb::lazy_seconds(const std::string& model_key, const std::string& machine) const {
+  Statement s(db_,
+              "SELECT lazy_seconds FROM searches WHERE model_key = ?1 AND machine = ?2 AND "
+              "version = ?3");
+  s.bind(1, model_key);
+  s.bind(2, machine);
+  s.bind(3, std::string(kOrchVersion));
+  return s.step() ? s.real(0) : 0.0;
+}
+
+void TuningDb::add_lazy_seconds(const std::string& model_key, const std::string& machine,
+                                double seconds) {
+  Statement s(db_,
+              "INSERT INTO searches (model_key, machine, version, lazy_seconds) "
+              "VALUES (?1, ?2, ?3, ?4) ON CONFLICT (model_key, machine, version) "
+              "DO UPDATE SET lazy_seconds = lazy_seconds + excluded.lazy_seconds");
+  s.bind(1, model_key);
+  s.bind(2, machine);
+  s.bind(3, std::string(kOrchVersion));
+  s.bind(4, seconds);
+  s.step();
+}
+
 std::vector<TuningRecord> TuningDb::all() const {
   Statement s(
       db_, fmt::format("SELECT {} FROM records ORDER BY kernel_hash, backend, config", kColumns));
@@ -220,7 +246,10 @@ int64_t TuningDb::prune(const PruneFilter& filter) {
   s.bind(1, std::string(kOrchVersion));
   s.bind(2, machine_fingerprint());
   s.step();
-  return sqlite3_changes(db_);
+  int64_t removed = sqlite3_changes(db_);
+  // The spent search budgets assumed the removed records: the next tune searches afresh.
+  if (removed > 0) exec(db_, "DELETE FROM searches");
+  return removed;
 }
 
 std::string TuningDb::default_path() {

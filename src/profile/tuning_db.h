@@ -19,8 +19,9 @@ struct sqlite3;
 
 namespace orch::profile {
 
-/// orch's version, part of every key (a new version re-measures).
-inline constexpr const char* kOrchVersion = "0.2.0";
+/// orch's version, part of every key (a new version re-measures). 0.2.1: the check before
+/// timing no longer fails kernels whose outputs hold equal infinities (stored failures are stale).
+inline constexpr const char* kOrchVersion = "0.2.1";
 
 /// One measurement of one kernel with one backend configuration.
 struct TuningRecord {
@@ -83,6 +84,12 @@ class TuningDb {
 
   /// Removes the records `filter` selects; returns how many.
   int64_t prune(const PruneFilter& filter);
+
+  /// Seconds earlier runs' lazy searches spent on the model `model_key` measured on `machine`
+  /// with this orch version (0 when none): a rerun spends only what --max-lazy-s leaves, so
+  /// tuning a model again measures nothing once its budget is spent.
+  double lazy_seconds(const std::string& model_key, const std::string& machine) const;
+  void add_lazy_seconds(const std::string& model_key, const std::string& machine, double seconds);
 
   /// $XDG_CACHE_HOME/orch/tuning.db, or ~/.cache/orch/tuning.db.
   static std::string default_path();

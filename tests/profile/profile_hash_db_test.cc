@@ -95,6 +95,28 @@ TEST_F(TuningDbTest, StoresFindsReplacesAndPrunes) {
   EXPECT_NE(profile::to_json_line(db.all()[0]).find("\"status\":\"ok\""), std::string::npos);
 }
 
+// Search budgets add up per model and machine, persist, and are dropped when records are pruned
+// (the budget assumed them).
+TEST_F(TuningDbTest, SearchBudgetsAccumulateAndPruneDropsThem) {
+  {
+    profile::TuningDb db(path());
+    EXPECT_EQ(db.lazy_seconds("model", "m1"), 0);
+    db.add_lazy_seconds("model", "m1", 1.5);
+    db.add_lazy_seconds("model", "m1", 2.25);
+    db.add_lazy_seconds("model", "m2", 7);
+  }
+  profile::TuningDb db(path());
+  EXPECT_DOUBLE_EQ(db.lazy_seconds("model", "m1"), 3.75);
+  EXPECT_DOUBLE_EQ(db.lazy_seconds("model", "m2"), 7);
+  EXPECT_EQ(db.lazy_seconds("other", "m1"), 0);
+  EXPECT_EQ(db.prune({.failed = true}), 0);  // nothing removed: budgets kept
+  EXPECT_DOUBLE_EQ(db.lazy_seconds("model", "m1"), 3.75);
+  std::vector<profile::TuningRecord> failed{record("aa", "halide", false, 0)};
+  db.put(failed);
+  EXPECT_EQ(db.prune({.failed = true}), 1);
+  EXPECT_EQ(db.lazy_seconds("model", "m1"), 0);
+}
+
 TEST_F(TuningDbTest, UnopenablePathNamesIt) {
   std::filesystem::create_directories(dir_);
   std::string blocker = (dir_ / "file").string();

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <limits>
 #include <map>
 
 #include "codegen/reference_backend.h"
@@ -81,6 +82,28 @@ TEST(Profiler, CrashHangAndMismatchEachFailOneKernel) {
             0u)
       << results[3][0].reason;
   EXPECT_TRUE(results[4][0].ok) << results[4][0].reason;
+}
+
+// The check before timing: equal infinities (a max-pool's -inf padding) and NaN against NaN
+// match; an infinity against a finite value, or of the other sign, does not.
+TEST(Profiler, CompareOutputsTreatsEqualInfinitiesAsEqual) {
+  Graph g = add_graph(4);
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  auto tensor = [](std::vector<double> v) {
+    Tensor t(DType::f32, Shape{4});
+    for (int64_t i = 0; i < 4; ++i) t.set(i, v[i]);
+    return t;
+  };
+  std::vector<Tensor> want{tensor({-inf, inf, nan, 1})};
+  std::vector<Tensor> same{tensor({-inf, inf, nan, 1})};
+  EXPECT_EQ(compare_outputs(g, same, want, 1e-3, 1e-7), "");
+  std::vector<Tensor> finite{tensor({-1e30, inf, nan, 1})};
+  EXPECT_NE(compare_outputs(g, finite, want, 1e-3, 1e-7).find("at element 0"), std::string::npos);
+  std::vector<Tensor> flipped{tensor({-inf, -inf, nan, 1})};
+  EXPECT_NE(compare_outputs(g, flipped, want, 1e-3, 1e-7).find("at element 1"), std::string::npos);
+  std::vector<Tensor> not_nan{tensor({-inf, inf, 0, 1})};
+  EXPECT_NE(compare_outputs(g, not_nan, want, 1e-3, 1e-7).find("at element 2"), std::string::npos);
 }
 
 TEST(Profiler, SpinningKernelHitsTheCpuLimit) {

@@ -1,5 +1,6 @@
-// Tuning a model: the plan is valid, a second tune measures nothing, and `kill -9` during
-// `orch tune` loses nothing stored (a rerun measures only what is missing).
+// Tuning a model: the plan is valid, a second tune measures nothing, `kill -9` during `orch tune`
+// loses nothing stored (a rerun measures only what is missing), and a spent search budget is
+// not spent again.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -130,6 +131,50 @@ TEST_F(TuneTest, KillNineLosesNothingStored) {
   EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0)), "ok");
   sqlite3_finalize(stmt);
   sqlite3_close(db);
+}
+
+// The lazy search's time is kept per model in the database: a rerun whose --max-lazy-s earlier
+// runs already spent settles without a single round (a warm `orch tune` of a model whose search
+// hit its cap measures nothing), and a larger budget continues the search.
+TEST_F(TuneTest, SpentSearchBudgetCarriesOverToReruns) {
+  std::string model = path("chain.orch.txt");
+  {
+    std::ofstream out(model);
+    out << kChain;
+  }
+  Graph graph = driver::primitive_graph(model, {});
+  driver::TuneOptions o = options();
+  o.exact_s = 0;
+  o.max_rounds = 1;
+  driver::TunedModel first = driver::tune_model(graph, o);
+  EXPECT_EQ(first.stats.earlier_lazy_s, 0);
+  EXPECT_EQ(first.stats.rounds, 1);
+
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(o.db_path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT COUNT(*), SUM(lazy_seconds) FROM searches", -1, &stmt,
+                               nullptr),
+            SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(stmt), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(stmt, 0), 1);
+  double spent = sqlite3_column_double(stmt, 1);
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  ASSERT_GT(spent, 0);
+
+  o.max_rounds = 30;
+  o.max_lazy_s = spent;
+  driver::TunedModel second = driver::tune_model(graph, o);
+  EXPECT_DOUBLE_EQ(second.stats.earlier_lazy_s, spent);
+  EXPECT_EQ(second.stats.rounds, 0);
+  EXPECT_EQ(second.stats.measurements, 0);
+  EXPECT_EQ(check_plan(second.problem, second.plan), "");
+
+  o.max_lazy_s = spent + 600;
+  driver::TunedModel third = driver::tune_model(graph, o);
+  EXPECT_GE(third.stats.earlier_lazy_s, spent);
+  EXPECT_GE(third.stats.rounds, 1);
 }
 
 }  // namespace

@@ -90,7 +90,8 @@ void add_optimize_command(CLI::App& app) {
                   "Primitives per candidate kernel (default 32)");
   cmd->add_option("--max-lazy-s", args->max_lazy_s,
                   "Seconds of lazy tuning rounds before settling for the best plan over the "
-                  "kernels measured so far (default 600; the report says when it settled)");
+                  "kernels measured so far, counting earlier runs on the model (default 600; the "
+                  "report says when it settled)");
   cmd->add_option("--exact-s", args->exact_s,
                   "Of those, seconds the exact phase (roofline bounds instead of estimates) may "
                   "spend proving the plan optimal; 0 skips it (default 300)");

@@ -66,6 +66,13 @@ void print_summary(const TuneArgs& args, const driver::TunedModel& t) {
                  : " (stopped by --max-rounds/--max-lazy-s/--exact-s: best plan "
                    "over measured kernels, not proven optimal)",
              s.tuning_seconds);
+  if (s.earlier_lazy_s > 0)
+    fmt::print("search budget: earlier runs spent {:.1f} s of --max-lazy-s {:g} on this model{}\n",
+               s.earlier_lazy_s, args.options.max_lazy_s,
+               s.earlier_lazy_s >= args.options.max_lazy_s
+                   ? " (spent: settled without measuring; a "
+                     "larger --max-lazy-s searches further)"
+                   : "");
   fmt::print("objective: {:.2f} us in {} kernels{}\n", t.plan.objective_us, t.plan.kernels.size(),
              t.plan.note.empty() ? "" : fmt::format(" ({})", t.plan.note));
   if (s.estimated_plan_us > 0)
@@ -112,8 +119,10 @@ void add_tune_options(CLI::App& cmd, TuneArgs& args) {
       "CPU seconds per kernel before it counts as hung (default 30; wall clock: ten times)");
   cmd.add_option("--max-rounds", args.options.max_rounds,
                  "Lazy rounds before settling for the measured kernels (default 30)");
-  cmd.add_option("--max-lazy-s", args.options.max_lazy_s,
-                 "Seconds of lazy rounds before settling for the measured kernels (default 600)");
+  cmd.add_option(
+      "--max-lazy-s", args.options.max_lazy_s,
+      "Seconds of lazy rounds before settling for the measured kernels, counting earlier "
+      "runs on the model (default 600; a rerun continues with what is left)");
   cmd.add_option("--exact-s", args.options.exact_s,
                  "Of those, seconds the exact phase (roofline bounds instead of estimates) may "
                  "spend proving the plan optimal; 0 skips it (default 300)");

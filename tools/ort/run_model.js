@@ -2,13 +2,15 @@
 // Runs an ONNX model with ONNX Runtime (onnxruntime-node from .deps/ort).
 //
 //   node tools/ort/run_model.js MODEL.onnx DIR [MODEL2.onnx DIR2 ...] [--threads N] [--bench RUNS]
+//                               [--profile PREFIX]
 //
 // For each MODEL DIR pair: reads DIR/input_K.npy for the model's K-th input and writes
 // DIR/output_K.npy for its K-th output; a model ONNX Runtime cannot load or run gets
 // DIR/error.txt with the reason instead (the other pairs still run). With --bench, also times
 // RUNS runs after a warm-up and prints "MODEL: median_ms=... min_ms=... runs=..." (sequential
 // execution, one inter-op thread, graphOptimizationLevel 'all', spinning off so that timings on
-// a shared machine stay quiet).
+// a shared machine stay quiet). With --profile, ONNX Runtime's own profiler records every run and
+// writes PREFIX_<date>.json (per-node kernel times; tools/ort/profile_summary.py totals them).
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -61,8 +63,9 @@ function writeNpy(file, tensor) {
   fs.writeFileSync(file, Buffer.concat([pre, Buffer.from(header, 'latin1'), body]));
 }
 
-async function runOne(model, dir, threads, runs) {
+async function runOne(model, dir, threads, runs, profile) {
   const session = await ort.InferenceSession.create(model, {
+    ...(profile ? { enableProfiling: true, profileFilePrefix: profile } : {}),
     intraOpNumThreads: threads,
     interOpNumThreads: 1,
     executionMode: 'sequential',
@@ -87,6 +90,7 @@ async function runOne(model, dir, threads, runs) {
     console.log(`${model}: median_ms=${times[Math.floor(runs / 2)].toFixed(3)} ` +
                 `min_ms=${times[0].toFixed(3)} runs=${runs}`);
   }
+  if (profile) session.endProfiling();
 }
 
 async function main() {
@@ -94,17 +98,19 @@ async function main() {
   const positional = [];
   const options = {};
   for (let i = 0; i < args.length; ++i) {
-    if (args[i].startsWith('--')) options[args[i]] = Number(args[++i]);
+    if (args[i].startsWith('--')) options[args[i]] = args[++i];
     else positional.push(args[i]);
   }
   if (positional.length === 0 || positional.length % 2 !== 0) {
-    console.error('usage: run_model.js MODEL.onnx DIR [MODEL DIR ...] [--threads N] [--bench RUNS]');
+    console.error('usage: run_model.js MODEL.onnx DIR [MODEL DIR ...] [--threads N] [--bench RUNS] ' +
+                  '[--profile PREFIX]');
     process.exit(2);
   }
   for (let i = 0; i < positional.length; i += 2) {
     const [model, dir] = [positional[i], positional[i + 1]];
     try {
-      await runOne(model, dir, options['--threads'] || 1, options['--bench'] || 0);
+      await runOne(model, dir, Number(options['--threads'] || 1), Number(options['--bench'] || 0),
+                   options['--profile']);
     } catch (e) {
       fs.writeFileSync(path.join(dir, 'error.txt'), `${e.message}\n`);
     }
