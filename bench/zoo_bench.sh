@@ -9,6 +9,7 @@
 #   ORCH_BENCH_SIZE=64                         input size for every model (default: published)
 #   ORCH_BENCH_THREADS="1 2"  ORCH_BENCH_RUNS=30
 #   ORCH_BENCH_OPTIMIZE_FLAGS="--exact-s 0"   extra `orch optimize` flags for every policy
+#   ORCH_BENCH_REUSE=1        time the modules an earlier run wrote instead of optimizing again
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -43,28 +44,36 @@ for model in $models; do
   "$orch" zoo build "$model" "${size_flag[@]}" -o "$dir/model.onnx" >&2
   "$orch" fission "$dir/model.onnx" -o "$dir/primitives.onnx" >&2
   # Full first: its tuning time is then that of a cold database (the baselines' kernels differ).
+  policies=()
   for policy in full operator greedy; do
-    # A model that fails to optimize is reported and left out; the others still run.
+    if [ -n "${ORCH_BENCH_REUSE:-}" ] && [ -f "$dir/$policy/manifest.json" ]; then
+      policies+=("$policy")
+      continue
+    fi
+    rm -rf "${dir:?}/$policy"
+    # A policy that fails to optimize is reported and its row left empty; the others still run.
     if ! "$orch" optimize "$dir/model.onnx" -o "$dir/$policy" --fusion "$policy" \
       "${optimize_flags[@]}" >"$dir/$policy.log" 2>&1; then
       echo "$model: orch optimize --fusion $policy failed: $(tail -n 1 "$dir/$policy.log")" >&2
-      continue 2
+      continue
     fi
+    policies+=("$policy")
     grep -v "^[a-z ]* round " "$dir/$policy.log" >&2
     sed -n 's/^time: tune \([0-9.]*\) s.*/\1/p' "$dir/$policy.log" >"$dir/$policy.seconds"
   done
-  input_name=$(module_field "$dir/full" "m['inputs'][0]['name']")
-  /usr/bin/python3 - "$dir" <<'PY'
+  [ ${#policies[@]} -eq 0 ] && continue
+  input_name=$(module_field "$dir/${policies[0]}" "m['inputs'][0]['name']")
+  /usr/bin/python3 - "$dir" "${policies[0]}" <<'PY'
 import json, sys, numpy as np
 d = sys.argv[1]
-spec = json.load(open(f"{d}/full/manifest.json"))["inputs"][0]
+spec = json.load(open(f"{d}/{sys.argv[2]}/manifest.json"))["inputs"][0]
 np.save(f"{d}/ort/input_0.npy",
         np.random.default_rng(1).uniform(-1, 1, spec["shape"]).astype(np.float32))
 PY
   for threads in $thread_counts; do
     echo "$model,$threads,ort,$(ort_ms "$dir/model.onnx" "$threads"),,," >>"$csv"
     echo "$model,$threads,ort-primitives,$(ort_ms "$dir/primitives.onnx" "$threads"),,," >>"$csv"
-    for policy in operator greedy full; do
+    for policy in "${policies[@]}"; do
       echo "$model,$threads,orch-$policy,$(median_ms "$dir/$policy" "$threads"),$(module_field \
         "$dir/$policy" "len(m['kernels'])"),$(cat "$dir/$policy.seconds"),$(module_field \
         "$dir/$policy" "round(m['arena_bytes'] / 2**20, 2)")" >>"$csv"
@@ -87,19 +96,24 @@ speedups = collections.defaultdict(list)
 for (model, threads), rs in by.items():
     ms = {r: float(rs[r]["latency_ms"]) if r in rs and rs[r]["latency_ms"] else math.nan
           for r in runners}
-    ratio = ms["ort"] / ms["orch-full"]
-    speedups[threads].append(ratio)
-    kernels = "/".join(rs[f"orch-{p}"]["kernels"] for p in ["operator", "greedy", "full"])
+    ratio = ms["ort"] / ms["orch-full"]  # NaN when a runner failed: left out of the means
+    if not math.isnan(ratio):
+        speedups[threads].append(ratio)
+    kernels = "/".join(rs.get(f"orch-{p}", {}).get("kernels", "-")
+                       for p in ["operator", "greedy", "full"])
+    full = rs.get("orch-full", {})
     print(f"| {model} | {threads} | " + " | ".join(f"{ms[r]:.3f}" for r in runners) +
-          f" | {ratio:.2f}x | {kernels} | {float(rs['orch-full']['tuning_s']):.0f} | "
-          f"{rs['orch-full']['peak_arena_mib']} |")
+          f" | {ratio:.2f}x | {kernels} | {full.get('tuning_s') or '-'} | "
+          f"{full.get('peak_arena_mib', '-')} |")
 for threads, values in speedups.items():
     geo = math.exp(sum(math.log(v) for v in values) / len(values))
     print(f"\ngeometric mean speedup of orch full over ONNX Runtime at {threads} threads: "
           f"{geo:.2f}x (min {min(values):.2f}x)")
 with open(f"{work}/speedup.dat", "w") as f:
     for (model, threads), rs in by.items():
-        f.write(f"{model}/{threads}t {float(rs['ort']['latency_ms']) / float(rs['orch-full']['latency_ms'])}\n")
+        if "orch-full" in rs and rs["orch-full"]["latency_ms"]:
+            f.write(f"{model}/{threads}t "
+                    f"{float(rs['ort']['latency_ms']) / float(rs['orch-full']['latency_ms'])}\n")
 PY
 if command -v gnuplot >/dev/null; then
   gnuplot -e "set terminal svg size 900,400; set output '$work/speedup.svg';

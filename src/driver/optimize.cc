@@ -152,13 +152,9 @@ OptimizeResult optimize_model(const std::string& model_path, const std::string& 
   result.tune_seconds = seconds_since(tune_start);
   result.tune = tuned.stats;
   result.objective_us = tuned.plan.objective_us;
-  say(options,
-      fmt::format("tuned in {:.1f} s: {} kernels, {:.1f} us{}", result.tune_seconds,
-                  tuned.plan.kernels.size(), tuned.plan.objective_us,
-                  tuned.stats.converged ? ""
-                  : tune.analytic       ? " (analytic: estimated costs, nothing measured)"
-                                  : " (tuning stopped at its cap: the best plan over the kernels "
-                                    "measured so far; a rerun continues from the database)"));
+  say(options, fmt::format("tuned in {:.1f} s: {} kernels, {:.1f} us{}", result.tune_seconds,
+                           tuned.plan.kernels.size(), tuned.plan.objective_us,
+                           tuning_outcome(tuned.stats, tune.analytic)));
   auto stitch_start = Clock::now();
   result.module =
       build_module(tuned.graph, tuned.problem, tuned.plan, tuned.choices, out_dir, options);

@@ -6,7 +6,9 @@
 #include <chrono>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "codegen/dnnl/dnnl_backend.h"
@@ -93,6 +95,14 @@ class Tuner {
   void run() {
     identify();
     collect_unique();
+    if (!options_.analytic) {
+      // Stored failures of kernels a plan needs whose fallback was never tried (a run killed in
+      // between, or an older orch).
+      std::vector<size_t> stored(unique_.size());
+      std::iota(stored.begin(), stored.end(), size_t{0});
+      phase_ = "fallbacks";
+      measure_fallbacks(stored);
+    }
     if (options_.analytic)
       plan_analytically();
     else if (options_.exhaustive)
@@ -144,6 +154,11 @@ class Tuner {
       if (records.empty()) continue;
       apply_records(u, records);
       ++model_.stats.from_db;
+      const codegen::Backend* fallback = profiler_.backends.fallback;
+      bool fallback_tried = std::any_of(records.begin(), records.end(), [&](const auto& r) {
+        return fallback != nullptr && r.backend == fallback->name;
+      });
+      if (fallback_tried) tried_fallback_.insert(static_cast<size_t>(&u - unique_.data()));
     }
   }
 
@@ -154,8 +169,34 @@ class Tuner {
                                                           : KernelKind::generated_compute;
   }
 
-  // Measures `ids` (unique kernels), storing each result as soon as it arrives.
+  // Measures `ids` (unique kernels), storing each result as soon as it arrives. A kernel a plan
+  // cannot do without (a single primitive, or any kernel of a fixed policy) whose generators all
+  // failed (a compile that hit the timeout kills its child before the fallback runs) is measured
+  // again with the fallback alone: the plan must exist, slow or not.
   void measure(const std::vector<size_t>& ids) {
+    measure_with(ids, profiler_, false);
+    measure_fallbacks(ids);
+  }
+
+  void measure_fallbacks(const std::vector<size_t>& ids) {
+    const codegen::Backend* fallback = profiler_.backends.fallback;
+    if (fallback == nullptr) return;
+    std::vector<size_t> retry;
+    for (size_t id : ids) {
+      const UniqueKernel& u = unique_[id];
+      bool needed = u.primitives == 1 || !options_.fixed_kernels.empty();
+      if (needed && u.known && u.cost_us == kInfinity && !tried_fallback_.contains(id))
+        retry.push_back(id);
+    }
+    if (retry.empty()) return;
+    tried_fallback_.insert(retry.begin(), retry.end());
+    profile::ProfilerOptions alone = profiler_;
+    alone.backends = {.backends = {}, .fallback = fallback};
+    measure_with(retry, alone, true);
+  }
+
+  void measure_with(const std::vector<size_t>& ids, const profile::ProfilerOptions& profiler,
+                    bool again) {
     if (ids.empty()) return;
     std::vector<const Graph*> kernels;
     for (size_t id : ids) kernels.push_back(&unique_[id].kernel);
@@ -163,7 +204,7 @@ class Tuner {
         .total = static_cast<int>(ids.size()), .round = model_.stats.rounds, .phase = phase_};
     Clock::time_point round_start = Clock::now();
     profile::profile_kernels(
-        kernels, profiler_, [&](size_t job, std::vector<profile::Measurement> results) {
+        kernels, profiler, [&](size_t job, std::vector<profile::Measurement> results) {
           UniqueKernel& u = unique_[ids[job]];
           std::vector<profile::TuningRecord> records;
           for (const profile::Measurement& m : results) {
@@ -183,7 +224,7 @@ class Tuner {
           }
           db_->put(records);
           apply_records(u, records);
-          ++model_.stats.measured;
+          if (!again) ++model_.stats.measured;
           model_.stats.measurements += static_cast<int64_t>(results.size());
           ++progress.done;
           progress.elapsed_s = seconds_since(start_);
@@ -347,6 +388,7 @@ class Tuner {
               std::max(model_.stats.lower_bound_us, model_.plan.lower_bound_us);
         if (missing.empty()) {
           proven = unknown == Unknown::bound;
+          if (unknown == Unknown::estimate) model_.stats.estimate_converged = true;
           break;
         }
         if (out_of_rounds() || seconds_since(phase_start) >= phase_cap_s) break;
@@ -448,9 +490,10 @@ class Tuner {
   schedule::Machine machine_;
   profile::ProfilerOptions profiler_;
   std::vector<UniqueKernel> unique_;
-  std::vector<size_t> unique_of_;  // candidate -> unique kernel
-  std::string phase_;              // for progress lines
-  CostEstimate fit_;               // fitted by the last set_costs
+  std::vector<size_t> unique_of_;    // candidate -> unique kernel
+  std::set<size_t> tried_fallback_;  // unique kernels measured again with the fallback alone
+  std::string phase_;                // for progress lines
+  CostEstimate fit_;                 // fitted by the last set_costs
   Clock::time_point lazy_start_;
   Clock::time_point lazy_recorded_;  // lazy time up to here is in the database
   std::string model_key_;
@@ -458,6 +501,16 @@ class Tuner {
 };
 
 }  // namespace
+
+std::string tuning_outcome(const TuneStats& stats, bool analytic) {
+  if (stats.converged) return "";
+  if (analytic) return " (analytic: estimated costs, nothing measured)";
+  if (stats.estimate_converged)
+    return " (the estimated phase converged, every kernel of the plan measured; not proven "
+           "optimal: the exact phase was skipped or stopped at --exact-s)";
+  return " (stopped by --max-rounds/--max-lazy-s: the best plan over the kernels measured so "
+         "far; a rerun with a larger --max-lazy-s continues from the database)";
+}
 
 TunedModel tune_model(Graph primitive_graph, const TuneOptions& options) {
   TunedModel model;

@@ -87,9 +87,10 @@ struct TuneStats {
   int64_t measurements = 0;   // backend/config measurements performed (>= measured)
   int rounds = 0;             // lazy rounds
   double earlier_lazy_s = 0;  // lazy seconds earlier runs spent on this model (from the database)
-  bool converged = true;      // the plan is optimal over all candidates (as far as the bounds
-                              // hold); false when a round or time cap stopped the lazy search
-                              // or when the costs are analytic estimates
+  bool estimate_converged = false;  // the estimated phase ended with every plan kernel measured
+  bool converged = true;            // the plan is optimal over all candidates (as far as the bounds
+                                    // hold); false when a round or time cap stopped the lazy search
+                                    // or when the costs are analytic estimates
   /// No plan over all candidates is faster (as far as the bounds hold): the best exact-phase
   /// BLP objective; 0 when the exact phase did not run.
   double lower_bound_us = 0;
@@ -112,6 +113,10 @@ struct TunedModel {
   Plan plan;
   TuneStats stats;
 };
+
+/// How a tuning run ended, for people: "" when the plan is proven optimal, otherwise a
+/// parenthesized reason (analytic costs, the estimated phase converged, or a cap stopped it).
+std::string tuning_outcome(const TuneStats& stats, bool analytic);
 
 /// Tunes `primitive_graph` (the pipeline's output) and returns the optimal plan over measured
 /// kernels. Throws Error when no plan exists (a graph output no working kernel computes).

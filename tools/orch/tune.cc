@@ -60,12 +60,7 @@ void print_summary(const TuneArgs& args, const driver::TunedModel& t) {
       : args.options.exhaustive ? (args.options.prune ? "pruned by the roofline bound" : "none")
                                 : "ruled out by the roofline bound, lazily");
   fmt::print("rounds: {}{}; tuning time: {:.1f} s\n", s.rounds,
-             s.converged ? ""
-             : args.options.analytic
-                 ? " (analytic: estimated costs, nothing measured)"
-                 : " (stopped by --max-rounds/--max-lazy-s/--exact-s: best plan "
-                   "over measured kernels, not proven optimal)",
-             s.tuning_seconds);
+             driver::tuning_outcome(s, args.options.analytic), s.tuning_seconds);
   if (s.earlier_lazy_s > 0)
     fmt::print("search budget: earlier runs spent {:.1f} s of --max-lazy-s {:g} on this model{}\n",
                s.earlier_lazy_s, args.options.max_lazy_s,

@@ -36,7 +36,10 @@ def orch_per_class(module_dir):
     totals = collections.defaultdict(lambda: [0, 0.0])
     for k in manifest["kernels"]:
         ops = {p["op"] for p in k["primitives"]}
-        cls = next((h for h in HEAVY_FIRST if h in ops), "prim.Elementwise/Broadcast")
+        # An operator kept whole (not a primitive) names its kernel: it is what runs there.
+        whole = sorted(op for op in ops if not op.startswith("prim."))
+        cls = whole[0] if whole else next((h for h in HEAVY_FIRST if h in ops),
+                                          "prim.Elementwise/Broadcast")
         key = f"{cls} ({k['backend']})"
         totals[key][0] += 1
         totals[key][1] += k.get("cost_us", 0.0)

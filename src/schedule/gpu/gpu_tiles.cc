@@ -1,0 +1,359 @@
+// Welder's GPU configurations: staging, legality, occupancy, coalescing and the analytic time.
+#include "schedule/gpu/gpu_tiles.h"
+
+#include "schedule/gpu/gpu_coalescing.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "ir/error.h"
+#include "ir/op_registry.h"
+
+namespace orch::schedule {
+namespace {
+
+// On cc 8.0 and later the system reserves 1 KB of shared memory per resident block (CUDA C
+// Programming Guide): 228 KB per SM holds one block of the 227 KB opt-in maximum.
+constexpr int64_t kReservedSharedPerBlock = 1024;
+// Registers are allocated to a warp in units of 256 (the CUDA occupancy calculator).
+constexpr int64_t kRegisterUnitPerWarp = 256;
+// Thread tiles above 64 elements would not fit their outputs and accumulators in 255 registers.
+constexpr int64_t kMaxThreadElements = 64;
+
+int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+int64_t product(const std::vector<int64_t>& v) {
+  int64_t n = 1;
+  for (int64_t x : v) n *= x;
+  return n;
+}
+
+int64_t reduce_volume(const TileGraph& tg, NodeId n) {
+  int64_t v = 1;
+  if (tg.maps[n])
+    for (int64_t e : tg.maps[n]->reduce_extents) v *= e;
+  return v;
+}
+
+int64_t esize_of(const Graph& g, ValueId v) {
+  return static_cast<int64_t>(dtype_size(g.value(v).type.dtype));
+}
+
+// A one-element constant is an immediate in generated code: no memory access at all.
+bool immediate(const Value& value) {
+  return value.is_constant() && value.constant.numel() == 1;
+}
+
+// Everything about a block tile that does not depend on the thread tile.
+struct BlockPlan {
+  TileRegions tiles;
+  int64_t reduce_step = 0;
+  std::vector<bool> staged;  // per value
+  int64_t shared_bytes = 0;  // interior block
+  int64_t flops = 0;         // all blocks
+  int64_t accumulators = 0;  // 32-bit words per output element kept in registers
+};
+
+// Whether some consumer reads `v` with reuse across output elements (an element needed by
+// several of them): such a value is worth staging once in shared memory.
+bool reused(const TileGraph& tg, const Regions& regions, ValueId v) {
+  const Graph& g = *tg.graph;
+  for (NodeId c : tg.consumers[v]) {
+    const Node& node = g.node(c);
+    const std::optional<Box>& out = regions[node.outputs[0]];
+    if (!out) continue;
+    for (size_t slot = 0; slot < node.inputs.size(); ++slot)
+      if (node.inputs[slot] == v &&
+          box_elements(*out) * reduce_volume(tg, c) > box_elements(map_box(tg, c, slot, *out)))
+        return true;
+  }
+  return false;
+}
+
+// The box of `v` a block keeps while its consumers run one reduce step of `step` elements.
+Box staged_box(const TileGraph& tg, const Regions& regions, ValueId v, int64_t step) {
+  const Graph& g = *tg.graph;
+  std::optional<Box> box;
+  for (NodeId c : tg.consumers[v]) {
+    const Node& node = g.node(c);
+    const std::optional<Box>& out = regions[node.outputs[0]];
+    if (!out) continue;
+    std::vector<int64_t> steps;
+    if (step > 0 && tg.maps[c]) steps.assign(tg.maps[c]->reduce_extents.size(), step);
+    for (size_t slot = 0; slot < node.inputs.size(); ++slot) {
+      if (node.inputs[slot] != v) continue;
+      Box b = map_box(tg, c, slot, *out, steps);
+      if (!box) {
+        box = b;
+        continue;
+      }
+      for (size_t d = 0; d < b.size(); ++d)
+        (*box)[d] = {std::min((*box)[d].lo, b[d].lo), std::max((*box)[d].hi, b[d].hi)};
+    }
+  }
+  return box ? *box : Box{};
+}
+
+int64_t shared_bytes(const TileGraph& tg, const Regions& regions, const std::vector<bool>& staged,
+                     int64_t step) {
+  int64_t bytes = 0;
+  for (ValueId v = 0; v < static_cast<ValueId>(staged.size()); ++v)
+    if (staged[v]) bytes += box_elements(staged_box(tg, regions, v, step)) * esize_of(*tg.graph, v);
+  return bytes;
+}
+
+BlockPlan plan_block(const TileGraph& tg, const GpuMachine& gpu, const std::vector<int64_t>& block,
+                     int64_t step) {
+  const Graph& g = *tg.graph;
+  BlockPlan plan;
+  plan.tiles = tile_regions(tg, block);
+  const Regions& regions = plan.tiles.regions[plan.tiles.interior];
+  std::vector<bool> is_output(g.num_values(), false);
+  for (ValueId v : g.outputs()) is_output[v] = true;
+  plan.staged.assign(g.num_values(), false);
+  int64_t max_extent = 0;
+  for (NodeId n = 0; n < static_cast<NodeId>(g.num_nodes()); ++n) {
+    if (tg.maps[n])
+      for (int64_t e : tg.maps[n]->reduce_extents) max_extent = std::max(max_extent, e);
+    ValueId out = g.node(n).outputs[0];
+    const OpSchema* schema = find_op(g.node(n).op);
+    // A Linear primitive's reduction is a multiply-add per step: two FLOPs.
+    int64_t per = schema != nullptr && schema->category == Category::Linear ? 2 : 1;
+    for (size_t c = 0; c < plan.tiles.regions.size(); ++c) {
+      const std::optional<Box>& r = plan.tiles.regions[c][out];
+      if (r) plan.flops += plan.tiles.counts[c] * box_elements(*r) * reduce_volume(tg, n) * per;
+    }
+  }
+  for (ValueId v = 0; v < static_cast<ValueId>(g.num_values()); ++v) {
+    const Value& value = g.value(v);
+    if (!regions[v] || immediate(value) || is_output[v]) continue;
+    plan.staged[v] = reused(tg, regions, v);
+    // An accumulator that stays in registers: a reduction each thread finishes itself.
+    NodeId p = value.producer;
+    if (p != kNoNode && !plan.staged[v] && tg.maps[p] && !tg.maps[p]->reduce_extents.empty())
+      plan.accumulators += ceil_div(esize_of(g, v), 4);
+  }
+  // The longest reduce step whose staging fits the default per-block shared memory: fewer
+  // steps mean fewer block-wide barriers, and the default limit leaves room for more blocks
+  // per SM. No step shorter than a sector's worth of elements (shorter rows waste sectors).
+  int64_t min_step = std::max<int64_t>(gpu.sector_bytes / esize_of(g, tg.root), 1);
+  plan.reduce_step = step;
+  if (step < 0) {
+    plan.reduce_step = 0;
+    if (shared_bytes(tg, regions, plan.staged, 0) > gpu.shared_per_block) {
+      int64_t s = 1;
+      while (s * 2 < max_extent) s *= 2;
+      while (s > min_step && shared_bytes(tg, regions, plan.staged, s) > gpu.shared_per_block)
+        s /= 2;
+      if (s >= min_step) plan.reduce_step = s;
+    }
+  }
+  plan.shared_bytes = shared_bytes(tg, regions, plan.staged, plan.reduce_step);
+  return plan;
+}
+
+// Blocks per SM under each limit; the binding one is named.
+void occupancy(const GpuMachine& gpu, GpuTileCost& cost) {
+  int64_t warps = ceil_div(cost.threads, gpu.warp_size);
+  int64_t reserved = gpu.cc_major >= 8 ? kReservedSharedPerBlock : 0;
+  int64_t unit = kRegisterUnitPerWarp;
+  int64_t regs_per_warp = ceil_div(cost.registers * gpu.warp_size, unit) * unit;
+  int64_t none = std::numeric_limits<int64_t>::max();
+  std::pair<int64_t, const char*> limits[] = {
+      {gpu.max_threads_per_sm / (warps * gpu.warp_size), "threads"},
+      {cost.shared_bytes > 0 ? gpu.shared_per_sm / (cost.shared_bytes + reserved) : none,
+       "shared memory"},
+      {gpu.registers_per_sm / (warps * regs_per_warp), "registers"},
+      {gpu.max_blocks_per_sm, "blocks"}};
+  auto best = std::min_element(std::begin(limits), std::end(limits),
+                               [](const auto& a, const auto& b) { return a.first < b.first; });
+  cost.blocks_per_sm = static_cast<int>(best->first);
+  cost.occupancy_limit = best->second;
+}
+
+// The first rule a configuration breaks, or "" when it is legal.
+std::string illegal(const GpuMachine& gpu, const GpuTileCost& c) {
+  if (c.threads > gpu.max_threads_per_block)
+    return fmt::format("{} threads per block exceed the limit of {}", c.threads,
+                       gpu.max_threads_per_block);
+  // A partial warp wastes lanes on every instruction; only a single block may be that small.
+  if (c.threads % gpu.warp_size != 0 && c.blocks > 1)
+    return fmt::format("{} threads per block are not a whole number of warps of {}", c.threads,
+                       gpu.warp_size);
+  if (c.shared_bytes > gpu.shared_per_block_optin)
+    return fmt::format("{} bytes of shared memory per block exceed the opt-in limit of {}",
+                       c.shared_bytes, gpu.shared_per_block_optin);
+  if (c.registers > gpu.max_registers_per_thread)
+    return fmt::format("an estimated {} registers per thread exceed the limit of {}", c.registers,
+                       gpu.max_registers_per_thread);
+  if (c.registers * c.threads > gpu.registers_per_sm)
+    return fmt::format("{} registers per block exceed the {} of an SM", c.registers * c.threads,
+                       gpu.registers_per_sm);
+  if (c.blocks_per_sm == 0) return fmt::format("no block fits on an SM ({})", c.occupancy_limit);
+  return "";
+}
+
+std::string check_shapes(const Shape& shape, const GpuTileConfig& c) {
+  if (c.block.size() != shape.size() || c.thread.size() != shape.size())
+    return fmt::format("block and thread tiles need {} dims", shape.size());
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (c.block[d] < 1 || c.block[d] > shape[d])
+      return fmt::format("block tile {} in dim {} is outside [1, {}]", c.block[d], d, shape[d]);
+    if (c.thread[d] < 1 || c.block[d] % c.thread[d] != 0)
+      return fmt::format("thread tile {} does not divide block tile {} in dim {}", c.thread[d],
+                         c.block[d], d);
+  }
+  return "";
+}
+
+GpuTileCost finish(const TileGraph& tg, const GpuMachine& gpu, const GpuTileConfig& config,
+                   const BlockPlan& plan) {
+  const Graph& g = *tg.graph;
+  const Shape& shape = g.value(tg.root).type.shape;
+  GpuTileCost cost;
+  cost.threads = product(config.block) / product(config.thread);
+  cost.blocks = tile_count(shape, config.block);
+  cost.shared_bytes = plan.shared_bytes;
+  cost.needs_optin = plan.shared_bytes > gpu.shared_per_block;
+  cost.staged = plan.staged;
+  cost.flops = plan.flops;
+  int64_t words = ceil_div(esize_of(g, tg.root), 4);
+  cost.registers = kBaseRegisters + product(config.thread) * (words + plan.accumulators);
+  occupancy(gpu, cost);
+  cost.reason = illegal(gpu, cost);
+  cost.legal = cost.reason.empty();
+  if (!cost.legal) return cost;
+  cost.waves = ceil_div(cost.blocks, int64_t{gpu.sm_count} * cost.blocks_per_sm);
+  // The interior block (index 1 where a dim has three blocks or more) stands for all.
+  std::vector<int64_t> lo(shape.size());
+  for (size_t d = 0; d < shape.size(); ++d)
+    lo[d] = ceil_div(shape[d], config.block[d]) >= 3 ? config.block[d] : 0;
+  const Regions& interior = plan.tiles.regions[plan.tiles.interior];
+  WarpPoints points = warp_points(tg, config.block, config.thread, lo, gpu.warp_size);
+  int64_t inner = config.thread.empty() ? 1 : config.thread.back();
+  std::vector<bool> is_output(g.num_values(), false);
+  for (ValueId v : g.outputs()) is_output[v] = !tg.hoisted[v];
+  for (ValueId v = 0; v < static_cast<ValueId>(g.num_values()); ++v) {
+    const Value& value = g.value(v);
+    bool input = value.producer == kNoNode && !immediate(value);
+    if (!interior[v] || (!input && !is_output[v])) continue;
+    GlobalAccess a;
+    a.value = v;
+    a.write = is_output[v];
+    a.staged = plan.staged[v];
+    int64_t esize = esize_of(g, v);
+    a.bytes = box_elements(*interior[v]) * esize;
+    WarpAccess w = a.staged ? staged_access(*interior[v], value.type.shape, esize, gpu.warp_size)
+                            : direct_access(g, points, inner, v);
+    WarpSectors s = warp_sectors(w.offsets, w.access_bytes, gpu.sector_bytes);
+    a.warp_sectors = s.touched;
+    a.min_sectors = s.minimum;
+    // A staged copy is as coalesced as the box's rows allow (line_bytes rounds each run to
+    // sectors). A direct access moves, per warp instruction, the sectors it touches for the
+    // bytes it uses: the region's bytes scale by that ratio (8 for a transposed f32 read).
+    for (size_t c = 0; c < plan.tiles.regions.size(); ++c) {
+      const std::optional<Box>& r = plan.tiles.regions[c][v];
+      if (!r) continue;
+      int64_t moved = line_bytes(*r, value.type.shape, esize, gpu.sector_bytes);
+      if (!a.staged && s.bytes > 0)
+        moved = ceil_div(box_elements(*r) * esize * s.touched, s.bytes) * gpu.sector_bytes;
+      a.moved += plan.tiles.counts[c] * moved;
+    }
+    cost.global_bytes += a.moved;
+    cost.accesses.push_back(a);
+  }
+  // The interior block's first warp stands for every warp.
+  Regions warp = propagate(tg, warp_box(config.block, config.thread, lo, gpu.warp_size));
+  int64_t per_warp = 0;
+  for (ValueId v = 0; v < static_cast<ValueId>(g.num_values()); ++v)
+    if (plan.staged[v] && warp[v]) per_warp += box_elements(*warp[v]) * esize_of(g, v);
+  cost.shared_traffic = per_warp * ceil_div(cost.threads, gpu.warp_size) * cost.blocks;
+  // Each block gets its share of bandwidth and FLOPs as if whole waves ran: a last partial wave
+  // costs as much as a full one.
+  double memory_s = static_cast<double>(cost.global_bytes) / (gpu.hbm_gbs * 1e9);
+  double shared_s =
+      static_cast<double>(cost.shared_traffic) / (gpu.shared_gbs_per_sm * gpu.sm_count * 1e9);
+  double compute_s = static_cast<double>(cost.flops) / (gpu.peak_fp32_gflops * 1e9);
+  double slots = static_cast<double>(gpu.sm_count) * cost.blocks_per_sm;
+  double quantization = static_cast<double>(cost.waves) * slots / static_cast<double>(cost.blocks);
+  cost.time_us = std::max({memory_s, shared_s, compute_s}) * quantization * 1e6;
+  return cost;
+}
+
+std::vector<int64_t> pow2_sizes(int64_t extent) {
+  std::vector<int64_t> sizes;
+  for (int64_t s = 1; s < extent; s *= 2) sizes.push_back(s);
+  sizes.push_back(extent);
+  return sizes;
+}
+
+// Every combination of per-dim choices, first dim outermost.
+std::vector<std::vector<int64_t>> combinations(const std::vector<std::vector<int64_t>>& choices) {
+  std::vector<std::vector<int64_t>> out{{}};
+  for (const std::vector<int64_t>& dim : choices) {
+    std::vector<std::vector<int64_t>> next;
+    for (const std::vector<int64_t>& prefix : out)
+      for (int64_t c : dim) {
+        next.push_back(prefix);
+        next.back().push_back(c);
+      }
+    out = std::move(next);
+  }
+  return out;
+}
+
+}  // namespace
+
+GpuTileCost analyze(const TileGraph& tg, const GpuMachine& gpu, const GpuTileConfig& config) {
+  GpuTileCost cost;
+  cost.reason = check_shapes(tg.graph->value(tg.root).type.shape, config);
+  if (!cost.reason.empty()) {
+    cost.legal = false;
+    return cost;
+  }
+  check(config.reduce_step >= 0, "gpu tile config: negative reduce step {}", config.reduce_step);
+  return finish(tg, gpu, config, plan_block(tg, gpu, config.block, config.reduce_step));
+}
+
+std::vector<ScoredGpuConfig> gpu_configs(const TileGraph& tg, const GpuMachine& gpu, int limit) {
+  const Shape& shape = tg.graph->value(tg.root).type.shape;
+  std::vector<ScoredGpuConfig> found;
+  if (num_elements(shape) == 0) return found;
+  std::vector<std::vector<int64_t>> block_choices;
+  for (int64_t e : shape) block_choices.push_back(pow2_sizes(e));
+  for (const std::vector<int64_t>& block : combinations(block_choices)) {
+    int64_t elements = product(block);
+    int64_t blocks = tile_count(shape, block);
+    // Too small for one warp, or too large for the largest block of the largest thread tiles.
+    if ((elements < gpu.warp_size && blocks > 1) ||
+        elements > int64_t{gpu.max_threads_per_block} * kMaxThreadElements)
+      continue;
+    std::vector<std::vector<int64_t>> thread_choices;
+    for (int64_t b : block) {
+      std::vector<int64_t> sizes;
+      for (int64_t t = 1; t <= b && t <= kMaxThreadElements; t *= 2)
+        if (b % t == 0) sizes.push_back(t);
+      thread_choices.push_back(sizes);
+    }
+    std::optional<BlockPlan> plan;
+    for (const std::vector<int64_t>& thread : combinations(thread_choices)) {
+      int64_t threads = elements / product(thread);
+      if (product(thread) > kMaxThreadElements || threads > gpu.max_threads_per_block ||
+          (threads % gpu.warp_size != 0 && blocks > 1))
+        continue;
+      if (!plan) plan = plan_block(tg, gpu, block, -1);
+      GpuTileConfig config{block, thread, plan->reduce_step};
+      GpuTileCost cost = finish(tg, gpu, config, *plan);
+      if (cost.legal) found.push_back({config, cost});
+    }
+  }
+  std::stable_sort(found.begin(), found.end(),
+                   [](const auto& a, const auto& b) { return a.cost.time_us < b.cost.time_us; });
+  if (found.size() > static_cast<size_t>(std::max(limit, 0)))
+    found.resize(static_cast<size_t>(std::max(limit, 0)));
+  return found;
+}
+
+}  // namespace orch::schedule
