@@ -15,6 +15,18 @@ inline constexpr const char* kMachineJson = R"({
     {"name": "DRAM", "capacity": 0, "line": 64, "bandwidth_gbs": 50, "shared": true}
   ]})";
 
+// Softmax over the rows of x: f32[8, 64], in primitives (the tile graph's worked example).
+inline constexpr const char* kSoftmaxRows = R"(graph main(%x: f32[8,64]) {
+  %max: f32[8,1] = prim.Reduce(%x) {axes = [1], kind = "max"}
+  %bmax: f32[8,64] = prim.Broadcast(%max) {shape = [8, 64]}
+  %sub: f32[8,64] = prim.Elementwise(%x, %bmax) {fn = "sub"}
+  %exp: f32[8,64] = prim.Elementwise(%sub) {fn = "exp"}
+  %sum: f32[8,1] = prim.Reduce(%exp) {axes = [1], kind = "sum"}
+  %bsum: f32[8,64] = prim.Broadcast(%sum) {shape = [8, 64]}
+  %y: f32[8,64] = prim.Elementwise(%exp, %bsum) {fn = "div"}
+  return %y
+})";
+
 inline Machine test_machine() {
   return machine_from_json(kMachineJson);
 }

@@ -23,19 +23,8 @@ const Box& region(const Graph& g, const Regions& r, const char* name) {
   return *r.at(v);
 }
 
-constexpr const char* kSoftmax = R"(graph main(%x: f32[8,64]) {
-  %max: f32[8,1] = prim.Reduce(%x) {axes = [1], kind = "max"}
-  %bmax: f32[8,64] = prim.Broadcast(%max) {shape = [8, 64]}
-  %sub: f32[8,64] = prim.Elementwise(%x, %bmax) {fn = "sub"}
-  %exp: f32[8,64] = prim.Elementwise(%sub) {fn = "exp"}
-  %sum: f32[8,1] = prim.Reduce(%exp) {axes = [1], kind = "sum"}
-  %bsum: f32[8,64] = prim.Broadcast(%sum) {shape = [8, 64]}
-  %y: f32[8,64] = prim.Elementwise(%exp, %bsum) {fn = "div"}
-  return %y
-})";
-
 TEST(TileGraph, SoftmaxRows) {
-  Graph g = parse_graph(kSoftmax);
+  Graph g = parse_graph(test::kSoftmaxRows);
   TileGraph tg = make_tile_graph(g);
   Machine m = test::test_machine();
   // Row 2: the reductions need the whole row, so everything above them does too.
@@ -315,7 +304,7 @@ TEST(TileGraph, LineRounding) {
 }
 
 TEST(TileGraph, TileTooBigIsRejected) {
-  Graph g = parse_graph(kSoftmax);
+  Graph g = parse_graph(test::kSoftmaxRows);
   TileGraph tg = make_tile_graph(g);
   Machine m = test::test_machine();
   // Kept in L1 or L2 the row needs 512 B; materialized, x (256, dead after node 2) and y (256,

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "../schedule/schedule_util.h"
 #include "ir/error.h"
 #include "ir/text_format.h"
 #include "schedule/gpu/gpu_coalescing.h"
@@ -223,16 +224,7 @@ TEST(GpuTiles, VectorLoadsAlongTheInnermostDim) {
 }
 
 TEST(GpuTiles, SoftmaxStagesOnlyCrossThreadValues) {
-  Kernel k(R"(graph main(%x: f32[8,64]) {
-  %max: f32[8,1] = prim.Reduce(%x) {axes = [1], kind = "max"}
-  %bmax: f32[8,64] = prim.Broadcast(%max) {shape = [8, 64]}
-  %sub: f32[8,64] = prim.Elementwise(%x, %bmax) {fn = "sub"}
-  %exp: f32[8,64] = prim.Elementwise(%sub) {fn = "exp"}
-  %sum: f32[8,1] = prim.Reduce(%exp) {axes = [1], kind = "sum"}
-  %bsum: f32[8,64] = prim.Broadcast(%sum) {shape = [8, 64]}
-  %y: f32[8,64] = prim.Elementwise(%exp, %bsum) {fn = "div"}
-  return %y
-})");
+  Kernel k(test::kSoftmaxRows);
   GpuTileCost c = analyze(k.tg, h200(), {{1, 64}, {1, 2}, 0});
   ASSERT_TRUE(c.legal) << c.reason;
   EXPECT_EQ(c.threads, 32);
