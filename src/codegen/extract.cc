@@ -1,3 +1,5 @@
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "codegen/kernel.h"
@@ -71,6 +73,17 @@ Graph extract_kernel(const Graph& graph, std::span<const NodeId> members,
 Graph extract_kernel_with_weight_inputs(const Graph& graph, std::span<const NodeId> members,
                                         std::span<const ValueId> outputs, int64_t min_bytes) {
   return extract(graph, members, outputs, min_bytes);
+}
+
+std::string reject_kernel_sizes(const Graph& kernel) {
+  if (kernel.outputs().empty()) return "the kernel has no outputs";
+  for (const Value& v : kernel.values()) {
+    if (num_elements(v.type.shape) >= (int64_t{1} << 31))
+      return fmt::format("value '{}' has 2^31 elements or more", v.name);
+    if (num_elements(v.type.shape) == 0)
+      return fmt::format("value '{}' is empty (a zero-size dim)", v.name);
+  }
+  return "";
 }
 
 }  // namespace orch::codegen

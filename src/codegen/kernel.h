@@ -29,6 +29,11 @@ Graph extract_kernel(const Graph& graph, std::span<const NodeId> members,
 Graph extract_kernel_with_weight_inputs(const Graph& graph, std::span<const NodeId> members,
                                         std::span<const ValueId> outputs, int64_t min_bytes);
 
+/// "" when `kernel` has outputs and every value has at least one and fewer than 2^31 elements
+/// (generated code indexes tensors with 32-bit extents), otherwise why not: the checks every
+/// generator's reject starts with.
+std::string reject_kernel_sizes(const Graph& kernel);
+
 /// A compiled kernel, ready to run many times.
 class Kernel {
  public:

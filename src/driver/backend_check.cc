@@ -9,7 +9,7 @@
 namespace orch::driver {
 namespace {
 
-// Halide's reasons start with the node ("prim.Conv 'conv1': ..."); the rest is the reason.
+// Generators' reasons start with the node ("prim.Conv 'conv1': ..."); the rest is the reason.
 std::string general_reason(const std::string& reason) {
   const size_t colon = reason.find(": ");
   return "not generable: " + (colon == std::string::npos ? reason : reason.substr(colon + 2));
@@ -17,7 +17,8 @@ std::string general_reason(const std::string& reason) {
 
 }  // namespace
 
-KernelCheck backend_check(const Graph& graph) {
+KernelCheck kernel_check(const Graph& graph, std::function<std::string(const Graph&)> reject,
+                         int64_t min_weight_bytes) {
   // Per value, the nodes reading it and whether it is a graph output: the kernel writes the
   // values of its output vertices that someone outside reads.
   auto readers = std::make_shared<std::vector<std::vector<NodeId>>>(graph.values().size());
@@ -25,7 +26,8 @@ KernelCheck backend_check(const Graph& graph) {
     for (ValueId v : graph.node(n).inputs)
       if (v != kNoValue) (*readers)[v].push_back(n);
   for (ValueId v : graph.outputs()) (*readers)[v].push_back(kNoNode);
-  return [&graph, readers](const std::vector<int>& members, const std::vector<int>& outputs) {
+  return [&graph, readers, reject = std::move(reject), min_weight_bytes](
+             const std::vector<int>& members, const std::vector<int>& outputs) {
     if (members.size() == 1) return std::string();
     std::vector<ValueId> written;
     for (int vertex : outputs)
@@ -36,11 +38,19 @@ KernelCheck backend_check(const Graph& graph) {
             }))
           written.push_back(value);
       }
-    Graph kernel = codegen::extract_kernel(graph, members, written);
-    if (codegen::dnnl_backend().reject(kernel).empty()) return std::string();
-    std::string reason = codegen::halide_reject(kernel);
+    std::string reason =
+        reject(min_weight_bytes > 0 ? codegen::extract_kernel_with_weight_inputs(
+                                          graph, members, written, min_weight_bytes)
+                                    : codegen::extract_kernel(graph, members, written));
     return reason.empty() ? reason : general_reason(reason);
   };
+}
+
+KernelCheck backend_check(const Graph& graph) {
+  return kernel_check(graph, [](const Graph& kernel) {
+    if (codegen::dnnl_backend().reject(kernel).empty()) return std::string();
+    return codegen::halide_reject(kernel);
+  });
 }
 
 }  // namespace orch::driver

@@ -1,6 +1,9 @@
 // The enumerator's question to the code generators: can some backend generate this candidate?
 #pragma once
 
+#include <functional>
+#include <string>
+
 #include "candidates/candidates.h"
 #include "ir/graph.h"
 
@@ -11,5 +14,12 @@ namespace orch::driver {
 /// candidate is kept when oneDNN or Halide accepts its kernel graph, otherwise rejected with
 /// Halide's reason without the node's name, so that equal reasons count together.
 KernelCheck backend_check(const Graph& graph);
+
+/// The same for any generator: `reject` answers "" or why not for a fused candidate's kernel
+/// graph (the values it writes are those read outside it; with `min_weight_bytes` > 0, constants
+/// that large are kernel inputs, as the stitcher passes them:
+/// codegen::extract_kernel_with_weight_inputs).
+KernelCheck kernel_check(const Graph& graph, std::function<std::string(const Graph&)> reject,
+                         int64_t min_weight_bytes = 0);
 
 }  // namespace orch::driver

@@ -12,6 +12,7 @@
 #include "ir/close.h"
 #include "ir/error.h"
 #include "orch/module.h"
+#include "runtime/cuda_module.h"
 #include "runtime/module_format.h"
 
 namespace orch::driver {
@@ -61,14 +62,13 @@ void validate_module(const std::string& dir, const Graph& graph, uint64_t seed, 
   validate_module(dir, graph, interp::random_inputs(graph, seed), threads);
 }
 
-void validate_module(const std::string& dir, const Graph& graph, std::span<const Tensor> inputs,
-                     int threads) {
-  Module module = Module::load(dir);
-  module.set_threads(threads);
+void check_module_run(const std::string& dir, const Graph& graph, std::span<const Tensor> inputs,
+                      std::span<const KernelSpec> kernels, std::span<const TensorSpec> outputs,
+                      const ModuleRun& run) {
   // The interpreter's value of everything a kernel writes, by name.
   Graph all = graph;
   std::vector<ValueId> written;
-  for (const KernelSpec& k : module.kernels())
+  for (const KernelSpec& k : kernels)
     for (const TensorSpec& out : k.outputs) {
       ValueId v = graph.find_value(out.name);
       check(v != kNoValue, "{}: kernel {} writes '{}', which the graph does not have", dir, k.name,
@@ -80,23 +80,42 @@ void validate_module(const std::string& dir, const Graph& graph, std::span<const
   std::map<std::string, const Tensor*> want;
   for (size_t i = 0; i < written.size(); ++i) want[graph.value(written[i]).name] = &values[i];
 
-  Context context = module.new_context();
-  std::vector<Tensor> outputs =
-      module.run(context, inputs, [&](int k, std::span<const Tensor> got) {
-        const KernelSpec& spec = module.kernels()[k];
-        for (size_t i = 0; i < got.size(); ++i) {
-          std::string diff = compare(*want.at(spec.outputs[i].name), got[i]);
-          if (!diff.empty())
-            fail("validation: the output '{}' differs from the interpreter: {}",
-                 spec.outputs[i].name, diff);
-        }
-      });
+  std::vector<Tensor> got = run([&](int k, std::span<const Tensor> results) {
+    const KernelSpec& spec = kernels[k];
+    for (size_t i = 0; i < results.size(); ++i) {
+      std::string diff = compare(*want.at(spec.outputs[i].name), results[i]);
+      if (!diff.empty())
+        fail("validation: kernel {} writes '{}', which differs from the interpreter: {}", spec.name,
+             spec.outputs[i].name, diff);
+    }
+  });
   std::vector<Tensor> expected = interp::interpret(graph, inputs);
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    std::string diff = compare(expected[i], outputs[i]);
+  for (size_t i = 0; i < got.size(); ++i) {
+    std::string diff = compare(expected[i], got[i]);
     check(diff.empty(), "validation: module output {} '{}' differs from the interpreter: {}", i,
-          module.outputs()[i].name, diff);
+          outputs[i].name, diff);
   }
+}
+
+void validate_module(const std::string& dir, const Graph& graph, std::span<const Tensor> inputs,
+                     int threads) {
+  Module module = Module::load(dir);
+  module.set_threads(threads);
+  Context context = module.new_context();
+  check_module_run(dir, graph, inputs, module.kernels(), module.outputs(),
+                   [&](const KernelHook& hook) { return module.run(context, inputs, hook); });
+}
+
+std::string validate_cuda_module(const std::string& dir, const Graph& graph, uint64_t seed) {
+  if (!runtime::cuda_unavailable().empty()) {
+    validate_cuda_module_on_host(dir, graph, seed);
+    return "the CUDA code run on the host";
+  }
+  runtime::CudaModule module = runtime::CudaModule::load(dir);
+  std::vector<Tensor> inputs = interp::random_inputs(graph, seed);
+  check_module_run(dir, graph, inputs, module.kernels(), module.outputs(),
+                   [&](const KernelHook& hook) { return module.run(inputs, hook); });
+  return "on the GPU";
 }
 
 stitch::StitchResult build_module(const Graph& graph, const OrchestrationProblem& problem,
@@ -108,14 +127,19 @@ stitch::StitchResult build_module(const Graph& graph, const OrchestrationProblem
   check_replaceable(out);  // before the work, not after it
   fs::remove_all(temp);
   try {
+    bool cuda = options.tune.target == Target::cuda;
     stitch::StitchResult result =
-        stitch::stitch(graph, problem, plan, choices, temp.string(), options.stitch);
+        cuda ? stitch::stitch_cuda(graph, problem, plan, choices, temp.string(),
+                                   target_gpu(options.tune.gpu), options.stitch)
+             : stitch::stitch(graph, problem, plan, choices, temp.string(), options.stitch);
     say(options, fmt::format("stitched {} kernels in {:.1f} s", result.kernels, result.seconds));
     if (options.validate) {
       auto start = Clock::now();
-      validate_module(temp.string(), graph, options.seed, options.threads);
-      say(options,
-          fmt::format("validated against the interpreter in {:.1f} s", seconds_since(start)));
+      std::string where =
+          cuda ? " (" + validate_cuda_module(temp.string(), graph, options.seed) + ")" : "";
+      if (!cuda) validate_module(temp.string(), graph, options.seed, options.threads);
+      say(options, fmt::format("validated against the interpreter{} in {:.1f} s", where,
+                               seconds_since(start)));
     }
     install(temp, out);
     return result;

@@ -12,6 +12,7 @@
 #include "driver/fusion_policy.h"
 #include "driver/pipeline.h"
 #include "driver/tune.h"
+#include "orch/module.h"
 #include "stitch/stitch.h"
 
 namespace orch::driver {
@@ -64,5 +65,23 @@ void validate_module(const std::string& dir, const Graph& graph, uint64_t seed, 
 /// values can be invalid for data-dependent primitives (Gather indices, sequence lengths).
 void validate_module(const std::string& dir, const Graph& graph, std::span<const Tensor> inputs,
                      int threads = 0);
+
+/// Runs a module through `run` (which passes its hook to the module's run and returns the
+/// outputs) and compares every value each kernel writes, then the outputs, with the interpreter
+/// on `inputs`. Throws Error naming the first kernel and element that differ.
+using ModuleRun = std::function<std::vector<Tensor>(const KernelHook& after_kernel)>;
+void check_module_run(const std::string& dir, const Graph& graph, std::span<const Tensor> inputs,
+                      std::span<const KernelSpec> kernels, std::span<const TensorSpec> outputs,
+                      const ModuleRun& run);
+
+/// The CUDA module in `dir` (stitch_cuda) validated like validate_module: on the GPU when this
+/// machine has one (runtime/cuda_module.h), otherwise on the host. Returns where it ran, for
+/// the log ("on the GPU" or "the CUDA code run on the host").
+std::string validate_cuda_module(const std::string& dir, const Graph& graph, uint64_t seed);
+
+/// Without a GPU: kernels.cu compiled for the host (codegen/cuda/cuda_emulate.h) and every
+/// kernel's launches run there in plan order, each value a kernel writes compared with the
+/// interpreter's. Throws Error naming the first that differs.
+void validate_cuda_module_on_host(const std::string& dir, const Graph& graph, uint64_t seed);
 
 }  // namespace orch::driver

@@ -52,6 +52,16 @@ std::string output_types(const Graph& kernel) {
   return out;
 }
 
+// The nodes of candidate `c` and the values it writes.
+std::pair<std::vector<NodeId>, std::vector<ValueId>> kernel_parts(const Graph& graph,
+                                                                  const Candidate& c) {
+  std::vector<NodeId> members(c.primitives.begin(), c.primitives.end());
+  std::vector<ValueId> outputs;
+  for (int p : c.outputs)
+    for (ValueId v : graph.node(p).outputs) outputs.push_back(v);
+  return {std::move(members), std::move(outputs)};
+}
+
 // Applies stored or fresh records to `u`: the fastest working configuration wins.
 void apply_records(UniqueKernel& u, const std::vector<profile::TuningRecord>& records) {
   u.known = true;
@@ -93,6 +103,9 @@ class Tuner {
   }
 
   void run() {
+    check(options_.target == Target::cpu || options_.analytic,
+          "orch cannot measure CUDA kernels yet (no GPU profiler): plan them with analytic costs "
+          "(--compile-only)");
     identify();
     collect_unique();
     if (!options_.analytic) {
@@ -120,7 +133,9 @@ class Tuner {
     FeasibilityRules rules;
     rules.max_primitives = options_.max_primitives;
     identify.enumeration.feasible = feasibility_of(rules);
-    identify.enumeration.generable = backend_check(model_.graph);
+    identify.enumeration.generable = options_.target == Target::cuda
+                                         ? cuda_backend_check(model_.graph)
+                                         : backend_check(model_.graph);
     if (!options_.fixed_kernels.empty()) restrict_to_kernels(identify, options_.fixed_kernels);
     model_.kernels = identify_kernels(model_.dag, identify);
     std::vector<double> zero(global_candidates(model_.dag, model_.kernels).size(), 0.0);
@@ -131,10 +146,7 @@ class Tuner {
     std::map<std::string, size_t> by_hash;
     for (size_t i = 0; i < model_.problem.candidates.size(); ++i) {
       const Candidate& c = model_.problem.candidates[i];
-      std::vector<NodeId> members(c.primitives.begin(), c.primitives.end());
-      std::vector<ValueId> outputs;
-      for (int p : c.outputs)
-        for (ValueId v : model_.graph.node(p).outputs) outputs.push_back(v);
+      auto [members, outputs] = kernel_parts(model_.graph, c);
       Graph kernel = codegen::extract_kernel(model_.graph, members, outputs);
       std::string hash = format_hash(structural_hash(kernel, false));
       auto [it, inserted] = by_hash.emplace(hash, unique_.size());
@@ -411,6 +423,7 @@ class Tuner {
 
   // No measurement: estimated costs and the first accepting backend (TuneOptions::analytic).
   void plan_analytically() {
+    if (options_.target == Target::cuda) return plan_for_gpu();
     profile::BackendSet backends = profile::default_backends();
     for (UniqueKernel& u : unique_) {
       u.known = true;
@@ -419,6 +432,21 @@ class Tuner {
           .backend = std::string(profile::accepting_backends(backends, u.kernel).front()->name),
           .config = "",
           .cost_us = u.cost_us};
+    }
+    model_.stats.converged = false;
+    set_costs(Unknown::excluded);
+    model_.plan = orchestrate(model_.problem, solve_options());
+  }
+
+  // Analytic CUDA costs (cuda_cost_us) on the target GPU; every kernel generated as CUDA C.
+  void plan_for_gpu() {
+    std::string rejected = cuda_single_rejects(model_.graph);
+    check(rejected.empty(), "the CUDA generator cannot compile this model: {}", rejected);
+    schedule::GpuMachine gpu = target_gpu(options_.gpu);
+    for (UniqueKernel& u : unique_) {
+      u.known = true;
+      u.cost_us = cuda_cost_us(u.kernel, gpu);
+      u.choice = {.backend = "cuda", .config = "", .cost_us = u.cost_us};
     }
     model_.stats.converged = false;
     set_costs(Unknown::excluded);

@@ -19,6 +19,7 @@
 
 #include "candidates/candidates.h"
 #include "codegen/choice.h"
+#include "driver/cuda_target.h"
 #include "driver/fusion_policy.h"
 #include "ir/graph.h"
 #include "orchestrate/orchestrate.h"
@@ -55,6 +56,10 @@ struct TuneOptions {
   /// target machine; the plan is only as good as the estimate.
   bool analytic = false;
   double analytic_call_us = 2;
+  /// cuda: kernels identified, costed and generated for the GPU `gpu` (a shipped name or a
+  /// description file, cuda_target.h); needs `analytic` (no GPU profiler yet).
+  Target target = Target::cpu;
+  std::string gpu = "h200";
   bool prune = false;         // with exhaustive: skip candidates the roofline bound rules out
   int max_primitives = 32;    // candidate size cap (FeasibilityRules::max_primitives)
   int64_t max_states = 2000;  // execution states per subgraph

@@ -1,8 +1,10 @@
 // Fission rules of the pooling ops. A windowed pool becomes: pad (with the reduction's identity),
 // one strided prim.Slice per window offset, a concat of those views, and a prim.Reduce over them
-// (max, or sum divided by a constant count map for AveragePool; |x|^p sums for LpPool). Global
-// pools are reductions over the spatial axes. MaxPool's Indices output and MaxUnpool are kept
-// whole (Opaque-like: argmax positions are not expressible with these primitives).
+// (max, or sum divided by a constant count map for AveragePool; |x|^p sums for LpPool). A max
+// over a box is the max over each of its dims in turn, so a MaxPool window of more taps than the
+// limit (YOLO's SPP: 9x9 and 13x13) is pooled one spatial dim at a time: 13 + 13 taps instead of
+// 169. Global pools are reductions over the spatial axes. MaxPool's Indices output and MaxUnpool
+// are kept whole (Opaque-like: argmax positions are not expressible with these primitives).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -32,8 +34,28 @@ int64_t taps(const ops::Window& w) {
   return n;
 }
 
+// The window pooled along spatial dim `d` alone (MaxPool's separable form), over an input of
+// spatial dims `in` (dims pooled before already have their output size).
+ops::Window along(const ops::Window& w, size_t d, std::vector<int64_t> in) {
+  ops::Window one = w;
+  one.in = std::move(in);
+  for (size_t e = 0; e < w.in.size(); ++e) {
+    if (e == d) continue;
+    one.kernel[e] = one.strides[e] = one.dilations[e] = 1;
+    one.pad_begin[e] = one.pad_end[e] = 0;
+    one.out[e] = one.in[e];
+  }
+  return one;
+}
+
+bool separable(const RuleContext& ctx) {
+  return ctx.node().op == "MaxPool" && taps(window_of(ctx)) > kMaxWindowTaps;
+}
+
 bool pool_guard(const RuleContext& ctx) {
-  if (taps(window_of(ctx)) > kMaxWindowTaps) return false;
+  ops::Window w = window_of(ctx);
+  int64_t widest = *std::max_element(w.kernel.begin(), w.kernel.end());
+  if ((separable(ctx) ? widest : taps(w)) > kMaxWindowTaps) return false;
   return ctx.node().op != "MaxPool" || ctx.num_outputs() == 1 || !ctx.output_used(1);
 }
 
@@ -120,7 +142,16 @@ std::vector<ValueId> pool(RuleContext& ctx) {
     double lowest = is_float(out)      ? -std::numeric_limits<double>::infinity()
                     : out == DType::i8 ? -128.0
                                        : 0.0;
-    ValueId y = reduce_stack(ctx, "max", window_stack(ctx, ctx.in(0), w, lowest));
+    ValueId y = ctx.in(0);
+    if (separable(ctx)) {
+      for (size_t d = 0; d < w.in.size(); ++d) {
+        Shape s = ctx.shape_of(y);
+        ops::Window one = along(w, d, std::vector<int64_t>(s.begin() + 2, s.end()));
+        y = reduce_stack(ctx, "max", window_stack(ctx, y, one, lowest));
+      }
+    } else {
+      y = reduce_stack(ctx, "max", window_stack(ctx, y, w, lowest));
+    }
     std::vector<ValueId> results = {y};
     if (ctx.num_outputs() > 1) results.push_back(kNoValue);
     return results;
@@ -168,11 +199,13 @@ Graph pool_sample(std::string_view op, Rng& rng) {
   int64_t spatial = sample::integer(rng, 1, 2);
   Shape x = {sample::integer(rng, 1, 2), sample::integer(rng, 1, 2)};
   std::vector<int64_t> kernel, strides, dilations, pads_b, pads_e;
+  // Now and then a MaxPool window over the tap limit (pooled one dim at a time).
+  bool wide = op == "MaxPool" && spatial == 2 && sample::integer(rng, 0, 3) == 0;
   for (int64_t s = 0; s < spatial; ++s) {
-    x.push_back(sample::integer(rng, 3, 7));
-    kernel.push_back(sample::integer(rng, 1, 3));
+    x.push_back(wide ? sample::integer(rng, 9, 12) : sample::integer(rng, 3, 7));
+    kernel.push_back(wide ? 9 : sample::integer(rng, 1, 3));
     strides.push_back(sample::integer(rng, 1, 2));
-    dilations.push_back(op == "LpPool" ? 1 : sample::integer(rng, 1, 2));
+    dilations.push_back(op == "LpPool" || wide ? 1 : sample::integer(rng, 1, 2));
     pads_b.push_back(sample::integer(rng, 0, kernel.back() - 1));
     pads_e.push_back(sample::integer(rng, 0, kernel.back() - 1));
   }
@@ -206,7 +239,8 @@ Graph global_sample(std::string_view op, Rng& rng) {
 void add_pooling_rules(RuleTable& rules) {
   for (std::string_view op : {"MaxPool", "AveragePool", "LpPool"})
     rules.push_back({op, pool_guard, pool, pool_sample,
-                     "window over 64 taps, or MaxPool's Indices output is used"});
+                     "window over 64 taps (MaxPool: over 64 along a dim), or MaxPool's Indices "
+                     "output is used"});
   for (std::string_view op : {"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"})
     rules.push_back({op, nullptr, global_pool, global_sample});
 }

@@ -13,11 +13,16 @@ namespace orch::runtime {
 /// The manifest's "format" and "version"; the runtime refuses any other.
 inline constexpr const char* kManifestFormat = "orch-module";
 inline constexpr int kManifestVersion = 1;
+/// The "format" of a module compiled for CUDA (orch optimize --target cuda): the same manifest
+/// plus the target architecture, the cubin and each kernel's launches (stitch/manifest.h).
+inline constexpr const char* kCudaManifestFormat = "orch-cuda-module";
 
 /// File names inside a module directory.
 inline constexpr const char* kManifestFile = "manifest.json";
 inline constexpr const char* kWeightsFile = "weights.bin";
 inline constexpr const char* kLibraryFile = "kernels.so";
+inline constexpr const char* kCubinFile = "kernels.cubin";
+inline constexpr const char* kCudaSourceFile = "kernels.cu";
 inline constexpr const char* kReportFile = "report.md";
 inline constexpr const char* kKernelGraphDir = "kernels";
 inline constexpr const char* kBuildDir = "build";

@@ -123,6 +123,10 @@ void load_module(const std::string& dir_text, Module::Impl& impl) {
         manifest.string());
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   ModuleLayout layout = parse_manifest(text, manifest.string());
+  check(layout.target.empty(),
+        "{}: a module compiled for CUDA ({}, orch optimize --target cuda); this runtime runs CPU "
+        "modules only",
+        manifest.string(), layout.target);
   impl.inputs = std::move(layout.inputs);
   impl.outputs = std::move(layout.outputs);
   impl.output_copy_from = std::move(layout.output_copy_from);

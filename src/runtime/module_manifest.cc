@@ -143,6 +143,16 @@ ExternalSpec external_spec(const Reader& r, const json& k, const ModuleLayout& l
   return spec;
 }
 
+// A CUDA kernel's launches: at least one, each within CUDA's grid and block limits.
+std::vector<LaunchSpec> launch_specs(const Reader& r, const json& k) {
+  std::vector<LaunchSpec> launches;
+  for (const json& l : r.array(k, "launches"))
+    launches.push_back({r.text(l, "function"), r.integer(l, "blocks", 1, (int64_t{1} << 31) - 1),
+                        static_cast<int>(r.integer(l, "threads", 1, 1024))});
+  check(!launches.empty(), "{}: CUDA kernel {} has no launches", r.path(), r.text(k, "name"));
+  return launches;
+}
+
 }  // namespace
 
 ModuleLayout parse_manifest(std::string_view text, const std::string& path) {
@@ -154,13 +164,20 @@ ModuleLayout parse_manifest(std::string_view text, const std::string& path) {
   }
   check(root.is_object(), "{}: not a JSON object", path);
   Reader r(path);
-  check(r.text(root, "format") == kManifestFormat, "{}: not an orch module manifest", path);
+  std::string format = r.text(root, "format");
+  check(format == kManifestFormat || format == kCudaManifestFormat,
+        "{}: not an orch module manifest", path);
+  bool cuda = format == kCudaManifestFormat;
   int64_t version = r.integer(root, "version", std::numeric_limits<int64_t>::min(),
                               std::numeric_limits<int64_t>::max());
   check(version == kManifestVersion, "{}: manifest version {}, this runtime reads {}", path,
         version, kManifestVersion);
   ModuleLayout layout;
   layout.arena_bytes = r.integer(root, "arena_bytes");
+  if (cuda) {
+    layout.target = r.text(root, "target");
+    layout.scratch_bytes = r.integer(root, "scratch_bytes");
+  }
   layout.weights_bytes = r.integer(root, "weights_bytes");
   for (const json& in : r.array(root, "inputs"))
     layout.inputs.push_back({r.text(in, "name"), r.type(in)});
@@ -187,6 +204,11 @@ ModuleLayout parse_manifest(std::string_view text, const std::string& path) {
     check_locations(r, layout, "kernel " + spec.name, layout.kernel_outputs.back());
     for (const KernelValue& kv : layout.kernel_outputs.back())
       spec.outputs.push_back({kv.value, kv.type});
+    if (cuda) {
+      check(spec.backend == "cuda" && !r.boolean(k, "external"),
+            "{}: kernel {} of a CUDA module has backend '{}'", path, spec.name, spec.backend);
+      layout.launches.push_back(launch_specs(r, k));
+    }
     layout.kernels.push_back(std::move(spec));
     layout.external.push_back(r.boolean(k, "external") ? std::optional(external_spec(r, k, layout))
                                                        : std::nullopt);

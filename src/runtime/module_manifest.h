@@ -1,6 +1,7 @@
-// Private to src/runtime: manifest.json parsed and validated without touching any other file of
-// the module (no weights mapping, no dlopen), so that a damaged manifest is rejected here and
-// the parser can be tested and fuzzed on its own (fuzz/manifest_fuzz.cc).
+// manifest.json parsed and validated without touching any other file of the module (no weights
+// mapping, no dlopen), so that a damaged manifest is rejected here and the parser can be tested
+// and fuzzed on its own (fuzz/manifest_fuzz.cc). Used by the runtime, and by the driver to run
+// a CUDA module's code on the host (driver/cuda_validate.cc).
 #pragma once
 
 #include <cstdint>
@@ -27,8 +28,20 @@ struct ExternalSpec {
   std::vector<WeightBinding> weights;
 };
 
+/// One launch of a CUDA module's kernel: a 1-D grid of 1-D blocks.
+struct LaunchSpec {
+  std::string function;  // in the module's cubin
+  int64_t blocks = 0;
+  int threads = 0;
+};
+
 /// What the manifest says, every location checked to lie inside its region.
 struct ModuleLayout {
+  /// "" for a CPU module; a CUDA module's architecture ("sm_90"), with its kernels' launches
+  /// (one list per kernel, in order) and the scratch buffer every launch gets last.
+  std::string target;
+  std::vector<std::vector<LaunchSpec>> launches;
+  int64_t scratch_bytes = 0;
   std::vector<TensorSpec> inputs, outputs;
   std::vector<std::optional<Location>> output_copy_from;
   std::vector<KernelSpec> kernels;
@@ -39,9 +52,9 @@ struct ModuleLayout {
   std::string weights_file, library_file;  // relative to the module directory
 };
 
-/// Parses manifest.json's `text` and checks it: format and version, types (known dtypes,
-/// shapes whose bytes fit in int64), every location inside its region (arena, weights,
-/// an input or output of the same type) and every external weight inside weights.bin.
+/// Parses manifest.json's `text` (a CPU or a CUDA module) and checks it: format and version, types
+/// (known dtypes, shapes whose bytes fit in int64), every location inside its region (arena,
+/// weights, an input or output of the same type) and every external weight inside weights.bin.
 /// Throws Error naming `path` and the field.
 ModuleLayout parse_manifest(std::string_view text, const std::string& path);
 

@@ -63,6 +63,13 @@ json kernel_json(const StitchedKernel& k) {
             {"primitives", prims},
             {"inputs", values_json(k.inputs)},
             {"outputs", values_json(k.outputs)}};
+  if (!k.launches.empty()) {
+    json launches = json::array();
+    for (const codegen::CudaLaunch& l : k.launches)
+      launches.push_back({{"function", l.function}, {"blocks", l.blocks}, {"threads", l.threads}});
+    j["launches"] = launches;
+    j["scratch_bytes"] = k.scratch_bytes;
+  }
   if (k.external) {
     j["graph"] = fmt::format("{}/{}.orch", runtime::kKernelGraphDir, k.name);
     json weights = json::array();
@@ -101,10 +108,11 @@ std::string manifest_json(const ModuleLayout& layout) {
                        {"bytes", b.at.bytes},
                        {"producer", b.producer},
                        {"last_use", b.last_use}});
-  json j = {{"format", runtime::kManifestFormat},
+  bool cuda = layout.target == "cuda";
+  json j = {{"format", cuda ? runtime::kCudaManifestFormat : runtime::kManifestFormat},
             {"version", runtime::kManifestVersion},
             {"model", layout.model},
-            {"library", runtime::kLibraryFile},
+            {"library", cuda ? runtime::kCubinFile : runtime::kLibraryFile},
             {"weights", runtime::kWeightsFile},
             {"weights_bytes", layout.weights_bytes},
             {"arena_bytes", layout.memory.arena_bytes},
@@ -116,6 +124,11 @@ std::string manifest_json(const ModuleLayout& layout) {
             {"outputs", outputs},
             {"kernels", kernels},
             {"buffers", buffers}};
+  if (cuda) {
+    j["target"] = fmt::format("sm_{}", layout.sm_arch);
+    j["gpu"] = layout.gpu;
+    j["scratch_bytes"] = layout.scratch_bytes;
+  }
   if (layout.operator_kernels_us >= 0) j["operator_kernels_us"] = layout.operator_kernels_us;
   if (layout.primitive_kernels_us >= 0) j["primitive_kernels_us"] = layout.primitive_kernels_us;
   return j.dump(2) + "\n";
@@ -123,10 +136,17 @@ std::string manifest_json(const ModuleLayout& layout) {
 
 std::string report_markdown(const ModuleLayout& layout, const StitchResult& result) {
   std::string text = fmt::format("# orch module: {}\n\n", layout.model);
-  text += fmt::format(
-      "{} kernels ({} Halide, {} oneDNN, {} reference). Plan objective {:.1f} us ({}).\n\n",
-      layout.kernels.size(), result.halide_kernels, result.dnnl_kernels, result.reference_kernels,
-      layout.objective_us, layout.optimal ? "optimal" : "time limit, not proven optimal");
+  if (layout.target == "cuda")
+    text += fmt::format(
+        "{} CUDA kernels ({} launches) for sm_{} ({}), compiled only: costs are analytic "
+        "estimates, nothing was measured. Plan objective {:.1f} us ({}).\n\n",
+        layout.kernels.size(), result.cuda_launches, layout.sm_arch, layout.gpu,
+        layout.objective_us, layout.optimal ? "optimal" : "time limit, not proven optimal");
+  else
+    text += fmt::format(
+        "{} kernels ({} Halide, {} oneDNN, {} reference). Plan objective {:.1f} us ({}).\n\n",
+        layout.kernels.size(), result.halide_kernels, result.dnnl_kernels, result.reference_kernels,
+        layout.objective_us, layout.optimal ? "optimal" : "time limit, not proven optimal");
   if (layout.operator_kernels_us >= 0)
     text += fmt::format(
         "One kernel per operator: {:.1f} us; this plan: {:.1f} us ({:.2f}x).\n\n",
@@ -142,7 +162,8 @@ std::string report_markdown(const ModuleLayout& layout, const StitchResult& resu
       "Memory: peak arena {} versus {} for all intermediates without reuse; weights {}.\n\n",
       human_bytes(layout.memory.arena_bytes), human_bytes(layout.memory.total_bytes),
       human_bytes(layout.weights_bytes));
-  text += "| kernel | backend | primitives | measured us | note |\n|---|---|---|---:|---|\n";
+  text += fmt::format("| kernel | backend | primitives | {} us | note |\n|---|---|---|---:|---|\n",
+                      layout.target == "cuda" ? "estimated" : "measured");
   for (const StitchedKernel& k : layout.kernels) {
     std::vector<std::string> ops;
     for (const Node& n : k.graph.nodes()) ops.push_back(n.op);

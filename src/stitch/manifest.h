@@ -53,6 +53,18 @@
 //     "buffers": [{"value", "region", "offset", "bytes", "producer", "last_use"}]  // arena plan
 //   }
 // A LOCATION is {"region", "index"?, "offset"?, "bytes"}.
+//
+// A CUDA module (stitch_cuda, format "orch-cuda-module", same version) has kernels.cubin (every
+// kernel, one NVRTC compile) and kernels.cu (its source) instead of kernels.so, kernels/ and
+// build/, and these fields besides the above ("library" names the cubin):
+//     "target": "sm_90", "gpu": "<the GPU description's name>",
+//     "scratch_bytes": N,           // one device buffer every launch gets as its last argument
+//     "kernels": [{ ..., "backend": "cuda", "external": false,
+//         "config": "block=... thread=... reduce_step=... est_us=..." | "default",
+//         "launches": [{"function", "blocks", "threads"}],   // in order, on one stream
+//         "scratch_bytes": N }]
+// Each launch's arguments: the kernel's inputs, then its outputs (device pointers at their
+// locations), then the scratch buffer.
 #pragma once
 
 #include "runtime/module_format.h"  // the file names, format and version (the runtime reads them)

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "codegen/choice.h"
+#include "codegen/cuda/cuda_source.h"
 #include "ir/graph.h"
 #include "runtime/module_format.h"
 #include "stitch/memory_plan.h"
@@ -24,10 +25,12 @@ struct StitchedKernel {
   bool external = false;
   codegen::KernelChoice choice;
   std::vector<NodeId> primitives;
-  Graph graph;                       // large constants are inputs (see `weights`)
-  std::vector<KernelValue> inputs;   // external kernels: without `weights`
-  std::vector<KernelValue> outputs;  // in kernel-graph output order
-  std::vector<KernelValue> weights;  // external kernels: constant inputs bound at load
+  Graph graph;                                // large constants are inputs (see `weights`)
+  std::vector<KernelValue> inputs;            // external kernels: without `weights`
+  std::vector<KernelValue> outputs;           // in kernel-graph output order
+  std::vector<KernelValue> weights;           // external kernels: constant inputs bound at load
+  std::vector<codegen::CudaLaunch> launches;  // CUDA kernels: in order, on one stream
+  int64_t scratch_bytes = 0;                  // CUDA kernels: the scratch buffer they use
 };
 
 /// An arena buffer of the memory plan.
@@ -46,6 +49,12 @@ struct WeightEntry {
 
 struct ModuleLayout {
   std::string model;
+  /// "cpu", or "cuda" with the architecture the cubin is built for (e.g. 90 for sm_90) and the
+  /// GPU description it was planned for.
+  std::string target = "cpu";
+  int sm_arch = 0;
+  std::string gpu;
+  int64_t scratch_bytes = 0;  // the largest scratch of any CUDA kernel
   std::vector<KernelValue> inputs;
   std::vector<KernelValue> outputs;  // `at` is the output region unless copied (see copy_from)
   std::vector<bool> copied;          // output i is copied from outputs[i].at after the run

@@ -16,6 +16,7 @@
 #include "codegen/choice.h"
 #include "ir/graph.h"
 #include "orchestrate/orchestrate.h"
+#include "schedule/gpu/gpu_machine.h"
 
 namespace orch::stitch {
 
@@ -35,6 +36,8 @@ struct StitchResult {
   int halide_kernels = 0;
   int dnnl_kernels = 0;
   int reference_kernels = 0;
+  int cuda_kernels = 0;            // stitch_cuda: kernels generated as CUDA C
+  int cuda_launches = 0;           // their __global__ launches (one per materialized value)
   int64_t arena_bytes = 0;         // peak of the arena plan
   int64_t intermediate_bytes = 0;  // sum of all intermediates (no reuse)
   int64_t weights_bytes = 0;
@@ -49,5 +52,15 @@ struct StitchResult {
 StitchResult stitch(const Graph& graph, const OrchestrationProblem& problem, const Plan& plan,
                     std::span<const codegen::KernelChoice> choices, const std::string& out_dir,
                     const StitchOptions& options = {});
+
+/// The CUDA variant: every plan kernel generated as CUDA C (codegen/cuda/cuda_source.h) with
+/// the launch geometry of its best GPU tile config on `gpu` (schedule::gpu_configs), all kernels
+/// in one translation unit compiled by NVRTC for the GPU's architecture. Writes kernels.cu,
+/// kernels.cubin, weights.bin, manifest.json (format "orch-cuda-module"), report.md and the plan
+/// drawing. Nothing runs: the costs in the report are the plan's (analytic) ones. Throws Error
+/// naming the kernel that cannot be generated, or with NVRTC's log.
+StitchResult stitch_cuda(const Graph& graph, const OrchestrationProblem& problem, const Plan& plan,
+                         std::span<const codegen::KernelChoice> choices, const std::string& out_dir,
+                         const schedule::GpuMachine& gpu, const StitchOptions& options = {});
 
 }  // namespace orch::stitch

@@ -12,33 +12,9 @@
 namespace orch::codegen {
 namespace {
 
+using conv_cases::conv_graph;
 using conv_cases::ConvCase;
 using conv_cases::random_case;
-
-// A graph computing one convolution of `cc` (plus `epilogue` on its result when set).
-Graph conv_graph(const ConvCase& cc, bool transposed, uint64_t seed, bool epilogue = false) {
-  Graph g;
-  Builder b(g);
-  const Shape w = conv_cases::weight_shape(cc, transposed);
-  ValueId xv = b.input("x", {DType::f32, conv_cases::input_shape(cc)});
-  ValueId wv = cc.constant_weights ? b.constant(interp::random_tensor({DType::f32, w}, seed))
-                                   : b.input("w", {DType::f32, w});
-  ValueId y = b.op(transposed ? "prim.ConvTranspose" : "prim.Conv", {xv, wv},
-                   conv_cases::conv_attrs(cc, transposed));
-  if (epilogue) {
-    // Bias as fission adds it (reshape + broadcast), then ReLU.
-    Shape ys = g.value(y).type.shape;
-    Shape ones(ys.size(), 1);
-    ones[1] = ys[1];
-    ValueId bias = b.constant(interp::random_tensor({DType::f32, {ys[1]}}, seed + 1));
-    bias = b.op("prim.Reshape", {bias}, {{"shape", ones}});
-    bias = b.op("prim.Broadcast", {bias}, {{"shape", ys}});
-    y = b.op("prim.Elementwise", {y, bias}, {{"fn", std::string("add")}});
-    y = b.op("prim.Elementwise", {y}, {{"fn", std::string("relu")}});
-  }
-  b.output(y);
-  return g;
-}
 
 TEST(HalideConv, RandomConvolutions) {
   std::mt19937 rng(11);

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "../common/fused_kernels.h"
 #include "halide_util.h"
 #include "ir/error.h"
 #include "ir/text_format.h"
@@ -106,33 +107,7 @@ TEST(HalideLowering, RowReductionsAndRowDivisorsOfEveryWidth) {
 }
 
 TEST(HalideLowering, LayerNormLike) {
-  Graph g = parse_graph(R"(graph g(%x: f32[3,10,48]) {
-  const %inv = f32[]{0.020833333}
-  const %eps = f32[]{0.00001}
-  const %gamma = f32[1,1,48]{)" +
-                        [] {
-                          std::string s;
-                          for (int i = 0; i < 48; ++i)
-                            s += (i ? ", " : "") + std::to_string(0.5 + i * 0.01);
-                          return s;
-                        }() +
-                        R"(}
-  %s: f32[3,10,1] = prim.Reduce(%x) {axes = [2], kind = "sum"}
-  %m: f32[3,10,1] = prim.Elementwise(%s, %inv) {fn = "mul"}
-  %mb: f32[3,10,48] = prim.Broadcast(%m) {shape = [3, 10, 48]}
-  %d: f32[3,10,48] = prim.Elementwise(%x, %mb) {fn = "sub"}
-  %d2: f32[3,10,48] = prim.Elementwise(%d, %d) {fn = "mul"}
-  %v: f32[3,10,1] = prim.Reduce(%d2) {axes = [-1], kind = "sum"}
-  %vm: f32[3,10,1] = prim.Elementwise(%v, %inv) {fn = "mul"}
-  %ve: f32[3,10,1] = prim.Elementwise(%vm, %eps) {fn = "add"}
-  %sd: f32[3,10,1] = prim.Elementwise(%ve) {fn = "sqrt"}
-  %r: f32[3,10,1] = prim.Elementwise(%sd) {fn = "reciprocal"}
-  %rb: f32[3,10,48] = prim.Broadcast(%r) {shape = [3, 10, 48]}
-  %n: f32[3,10,48] = prim.Elementwise(%d, %rb) {fn = "mul"}
-  %gb: f32[3,10,48] = prim.Broadcast(%gamma) {shape = [3, 10, 48]}
-  %y: f32[3,10,48] = prim.Elementwise(%n, %gb) {fn = "mul"}
-  return %y, %m
-})");
+  Graph g = parse_graph(fused_kernel_text("layernorm"));
   EXPECT_EQ(halide_matches(g, 6), "");
 }
 

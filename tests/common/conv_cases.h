@@ -1,13 +1,15 @@
-// Convolution cases shared by the backends' conv tests (oneDNN, Halide): a case, its attributes
-// and operand shapes, and random valid cases (groups, depthwise, dilation, strides, asymmetric
-// pads, 1-D to 3-D).
+// Convolution cases shared by the backends' conv tests (oneDNN, Halide, CUDA): a case, its
+// attributes and operand shapes, random valid cases (groups, depthwise, dilation, strides,
+// asymmetric pads, 1-D to 3-D), and the graph of one.
 #pragma once
 
 #include <cstdint>
 #include <random>
 #include <vector>
 
+#include "interp/random_inputs.h"
 #include "ir/attribute.h"
+#include "ir/builder.h"
 #include "ir/tensor.h"
 
 namespace orch::conv_cases {
@@ -69,6 +71,31 @@ inline ConvCase random_case(std::mt19937& rng, size_t rank, bool transposed) {
   cc.pads = begin;
   cc.pads.insert(cc.pads.end(), end.begin(), end.end());
   return cc;
+}
+
+/// A graph computing one convolution of `cc` (weights constant or an input, as `cc` says), plus
+/// bias and ReLU as fission writes them (reshape + broadcast + add, relu) when `epilogue`.
+inline Graph conv_graph(const ConvCase& cc, bool transposed, uint64_t seed, bool epilogue = false) {
+  Graph g;
+  Builder b(g);
+  const Shape w = weight_shape(cc, transposed);
+  ValueId xv = b.input("x", {DType::f32, input_shape(cc)});
+  ValueId wv = cc.constant_weights ? b.constant(interp::random_tensor({DType::f32, w}, seed))
+                                   : b.input("w", {DType::f32, w});
+  ValueId y =
+      b.op(transposed ? "prim.ConvTranspose" : "prim.Conv", {xv, wv}, conv_attrs(cc, transposed));
+  if (epilogue) {
+    Shape ys = g.value(y).type.shape;
+    Shape ones(ys.size(), 1);
+    ones[1] = ys[1];
+    ValueId bias = b.constant(interp::random_tensor({DType::f32, {ys[1]}}, seed + 1));
+    bias = b.op("prim.Reshape", {bias}, {{"shape", ones}});
+    bias = b.op("prim.Broadcast", {bias}, {{"shape", ys}});
+    y = b.op("prim.Elementwise", {y, bias}, {{"fn", std::string("add")}});
+    y = b.op("prim.Elementwise", {y}, {{"fn", std::string("relu")}});
+  }
+  b.output(y);
+  return g;
 }
 
 }  // namespace orch::conv_cases

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "../common/orch_cli.h"
+#include "codegen/cuda/cuda_nvrtc.h"
 
 namespace orch::cli_test {
 namespace {
@@ -35,6 +36,41 @@ TEST_F(OptimizeCli, UnknownFusionPolicyIsAnError) {
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("unknown fusion policy 'tvm'"), std::string::npos) << r.output;
   EXPECT_FALSE(fs::exists(path("out")));
+}
+
+TEST_F(OptimizeCli, CompilesTheExampleForCudaWithoutAGpu) {
+  std::string unavailable = codegen::nvrtc_unavailable();
+  if (!unavailable.empty()) GTEST_SKIP() << unavailable;
+  std::string model = std::string(ORCH_SOURCE_DIR) + "/examples/tiny_mlp.orch.txt";
+  std::string out = path("mlp_cuda");
+  Outcome r = orch_cli(
+      fmt::format("optimize {} -o {} --target cuda --compile-only --gpu a100 -q", model, out));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("CUDA kernels"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("a100"), std::string::npos) << r.output;
+  for (const char* file :
+       {"manifest.json", "weights.bin", "kernels.cu", "kernels.cubin", "report.md", "plan.dot"})
+    EXPECT_TRUE(fs::exists(fs::path(out) / file)) << file;
+  r = orch_cli(fmt::format("run {} --random-inputs --out {}", out, path("run")));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("compiled for CUDA"), std::string::npos) << r.output;
+}
+
+TEST_F(OptimizeCli, CudaTargetErrorsNameTheProblem) {
+  std::string model = std::string(ORCH_SOURCE_DIR) + "/examples/tiny_mlp.orch.txt";
+  struct Case {
+    std::string flags, message;
+  } cases[] = {
+      {"--target cuda", "--target cuda needs --compile-only"},
+      {"--target tpu --compile-only", "unknown target 'tpu'"},
+      {"--target cuda --compile-only --gpu v100", "GPU 'v100'"},
+  };
+  for (const Case& c : cases) {
+    Outcome r = orch_cli(fmt::format("optimize {} -o {} {}", model, path("out"), c.flags));
+    EXPECT_EQ(r.exit_code, 1) << c.flags << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.message), std::string::npos) << c.flags << "\n" << r.output;
+    EXPECT_FALSE(fs::exists(path("out"))) << c.flags;
+  }
 }
 
 TEST_F(OptimizeCli, MissingModelIsAnError) {

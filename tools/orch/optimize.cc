@@ -4,6 +4,7 @@
 
 #include "commands.h"
 #include "driver/optimize.h"
+#include "ir/error.h"
 
 namespace orch::tool {
 namespace {
@@ -22,6 +23,9 @@ struct OptimizeArgs {
   double max_lazy_s = 600;
   double exact_s = 300;
   bool analytic = false;
+  std::string target = "cpu";
+  std::string gpu = "h200";
+  bool compile_only = false;
 };
 
 // "1.50 MiB", "3.0 KiB", "512 B".
@@ -39,7 +43,13 @@ void run_optimize(const OptimizeArgs& args) {
   options.tune.max_primitives = args.max_primitives;
   options.tune.max_lazy_s = args.max_lazy_s;
   options.tune.exact_s = args.exact_s;
-  options.tune.analytic = args.analytic;
+  options.tune.analytic = args.analytic || args.compile_only;
+  options.tune.target = driver::parse_target(args.target);
+  options.tune.gpu = args.gpu;
+  check(options.tune.target == driver::Target::cpu || args.compile_only,
+        "--target cuda needs --compile-only: orch cannot measure CUDA kernels yet (no GPU "
+        "profiler), so the plan uses analytic costs");
+  if (options.tune.target == driver::Target::cuda) driver::target_gpu(args.gpu);  // fail early
   options.fusion = driver::parse_fusion_policy(args.fusion);
   options.threads = args.threads;
   options.tune.threads = args.threads;
@@ -55,9 +65,13 @@ void run_optimize(const OptimizeArgs& args) {
   }
   driver::OptimizeResult r = driver::optimize_model(args.model, args.out, options);
   const stitch::StitchResult& m = r.module;
-  fmt::print("module: {} ({} kernels: {} Halide, {} oneDNN, {} reference; plan {:.1f} us)\n",
-             args.out, m.kernels, m.halide_kernels, m.dnnl_kernels, m.reference_kernels,
-             r.objective_us);
+  if (options.tune.target == driver::Target::cuda)
+    fmt::print("module: {} ({} CUDA kernels, {} launches, {}; plan {:.1f} us estimated)\n",
+               args.out, m.kernels, m.cuda_launches, args.gpu, r.objective_us);
+  else
+    fmt::print("module: {} ({} kernels: {} Halide, {} oneDNN, {} reference; plan {:.1f} us)\n",
+               args.out, m.kernels, m.halide_kernels, m.dnnl_kernels, m.reference_kernels,
+               r.objective_us);
   fmt::print("memory: arena {} for {} of intermediates; weights {}\n", human_bytes(m.arena_bytes),
              human_bytes(m.intermediate_bytes), human_bytes(m.weights_bytes));
   fmt::print("time: tune {:.1f} s, stitch {:.1f} s, validate {:.1f} s, total {:.1f} s\n",
@@ -99,6 +113,15 @@ void add_optimize_command(CLI::App& app) {
                 "Measure nothing: plan with estimated costs (roofline bound + 2 us per kernel) "
                 "and the first backend that accepts each kernel; quick, for checking code "
                 "generation, not for speed");
+  cmd->add_option("--target", args->target,
+                  "cpu (default) or cuda: NVIDIA GPU kernels as CUDA C compiled by NVRTC into one "
+                  "cubin (needs --compile-only)");
+  cmd->add_option("--gpu", args->gpu,
+                  "With --target cuda: the GPU to plan and compile for, a description file or a "
+                  "shipped name (h200, default; a100)");
+  cmd->add_flag("--compile-only", args->compile_only,
+                "Run nothing on the target: plan with analytic costs (like --analytic) and "
+                "compile; a CUDA module is validated by running its code on the host");
   cmd->callback([args] { run_optimize(*args); });
 }
 

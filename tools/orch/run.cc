@@ -18,6 +18,7 @@
 #include "ir/hash_util.h"
 #include "ir/npy.h"
 #include "orch/module.h"
+#include "runtime/cuda_module.h"
 
 namespace orch::tool {
 namespace {
@@ -39,6 +40,8 @@ struct Runner {
   std::vector<TensorSpec> inputs;
   std::vector<std::string> outputs;
   std::function<std::vector<Tensor>(const std::vector<Tensor>&)> run;
+  /// CUDA modules: the median device time of the kernels alone over `repeat` runs.
+  std::function<double(int repeat)> device_ms;
 };
 
 // "[0.1, 0.2, ...]": the first `limit` elements.
@@ -73,8 +76,19 @@ Runner model_runner(const RunArgs& args) {
   return runner;
 }
 
+// A CUDA module on this machine's GPU: each run copies the inputs in and the outputs back.
+Runner cuda_module_runner(const RunArgs& args) {
+  auto module = std::make_shared<runtime::CudaModule>(runtime::CudaModule::load(args.model));
+  Runner runner{.inputs = module->inputs()};
+  for (const TensorSpec& s : module->outputs()) runner.outputs.push_back(s.name);
+  runner.run = [module](const std::vector<Tensor>& feed) { return module->run(feed); };
+  runner.device_ms = [module](int repeat) { return module->median_ms(repeat); };
+  return runner;
+}
+
 Runner module_runner(const RunArgs& args) {
   check(args.shapes.empty(), "--shape applies to models; a compiled module has fixed shapes");
+  if (runtime::is_cuda_module(args.model)) return cuda_module_runner(args);
   auto module = std::make_shared<Module>(Module::load(args.model));
   if (args.threads > 0) module->set_threads(args.threads);
   auto context = std::make_shared<Context>(module->new_context());
@@ -128,6 +142,8 @@ void time_runs(const Runner& runner, const std::vector<Tensor>& feed, int repeat
   std::sort(ms.begin(), ms.end());
   const double median =
       ms.size() % 2 ? ms[ms.size() / 2] : (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]) / 2;
+  if (runner.device_ms)
+    fmt::print("gpu_ms: median={:.4f} (kernels alone, CUDA events)\n", runner.device_ms(repeat));
   fmt::print("latency_ms: median={:.4f} min={:.4f} max={:.4f}\n", median, ms.front(), ms.back());
 }
 

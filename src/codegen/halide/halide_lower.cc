@@ -5,7 +5,7 @@
 #include <set>
 
 #include "codegen/halide/halide_lower.h"
-#include "codegen/halide/halide_resize.h"
+#include "codegen/resize_taps.h"
 #include "ir/error.h"
 #include "ir/ops/prim.h"
 
@@ -47,7 +47,7 @@ std::string node_reason(const Graph& g, const Node& n) {
     if (attr_string(n.attrs, "coordinate_transformation_mode", "") == "tf_crop_and_resize")
       return "prim.Resize with tf_crop_and_resize is not lowered";
     DType t = g.value(n.inputs[0]).type.dtype;
-    if (halide_impl::resize_interpolates(n.attrs) && !is_float(t))
+    if (resize_interpolates(n.attrs) && !is_float(t))
       return fmt::format("interpolating prim.Resize on {} is not lowered", dtype_name(t));
   }
   if (n.op == "prim.Conv" || n.op == "prim.ConvTranspose") {
@@ -60,13 +60,8 @@ std::string node_reason(const Graph& g, const Node& n) {
 }  // namespace
 
 std::string halide_reject(const Graph& kernel) {
-  if (kernel.outputs().empty()) return "the kernel has no outputs";
-  for (const Value& v : kernel.values()) {
-    if (num_elements(v.type.shape) >= (int64_t{1} << 31))
-      return fmt::format("value '{}' has 2^31 elements or more", v.name);
-    if (num_elements(v.type.shape) == 0)
-      return fmt::format("value '{}' is empty (a zero-size dim)", v.name);
-  }
+  std::string sizes = reject_kernel_sizes(kernel);
+  if (!sizes.empty()) return sizes;
   for (NodeId id = 0; id < static_cast<NodeId>(kernel.num_nodes()); ++id) {
     std::string reason = node_reason(kernel, kernel.node(id));
     if (!reason.empty()) return fmt::format("{}: {}", kernel.describe(id), reason);

@@ -1,6 +1,6 @@
 // prim.Resize's tap tables, computed as the reference kernel computes them (interp/kernels/
 // indexing_resize.cc): coordinate transform, then nearest index or filter taps, edges clamped.
-#include "codegen/halide/halide_resize.h"
+#include "codegen/resize_taps.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,7 +9,7 @@
 #include "ir/ops/indexing_resize.h"
 #include "ir/ops/prim.h"
 
-namespace orch::codegen::halide_impl {
+namespace orch::codegen {
 namespace {
 
 using ops::ResizeAxis;
@@ -44,7 +44,7 @@ double original_coordinate(const ResizeSpec& spec, const ResizeAxis& a, int64_t 
     case ResizeCoord::TfCropAndResize:
       break;
   }
-  unsupported("prim.Resize with tf_crop_and_resize is not lowered");
+  unsupported("prim.Resize with tf_crop_and_resize is not generated");
 }
 
 int64_t nearest_index(const ResizeSpec& spec, double x, int64_t in) {
@@ -116,7 +116,7 @@ bool resize_interpolates(const Attributes& attrs) {
 std::vector<ResizeTaps> resize_taps(const Attributes& attrs, const TensorType& input) {
   ResizeSpec spec = spec_of(attrs, input);
   if (spec.coord == ResizeCoord::TfCropAndResize)
-    unsupported("prim.Resize with tf_crop_and_resize is not lowered");
+    unsupported("prim.Resize with tf_crop_and_resize is not generated");
   std::vector<ResizeTaps> axes;
   for (const ResizeAxis& a : spec.axes) {
     std::vector<std::vector<Tap>> per_x;
@@ -145,4 +145,4 @@ std::vector<ResizeTaps> resize_taps(const Attributes& attrs, const TensorType& i
   return axes;
 }
 
-}  // namespace orch::codegen::halide_impl
+}  // namespace orch::codegen

@@ -1,4 +1,4 @@
-// Private to src/codegen/halide: prim.Resize as per-axis tap tables (no Halide here). Each
+// prim.Resize as per-axis tap tables, shared by the Halide and CUDA generators. Each
 // output coordinate of an axis reads `taps` input coordinates with weights, so the resize is a
 // chain of one-axis weighted gathers, separable like the reference kernel's sum of products.
 #pragma once
@@ -8,7 +8,7 @@
 
 #include "ir/graph.h"
 
-namespace orch::codegen::halide_impl {
+namespace orch::codegen {
 
 /// The taps of one axis: index and weight of tap t of output coordinate x at [x * taps + t].
 struct ResizeTaps {
@@ -21,7 +21,8 @@ struct ResizeTaps {
 /// Whether prim.Resize's sampling is a weighted sum (linear, cubic) rather than a copy.
 bool resize_interpolates(const Attributes& attrs);
 
-/// One entry per dim of the input; throws Unsupported for tf_crop_and_resize.
+/// One entry per dim of the input; throws Unsupported for tf_crop_and_resize (no generator
+/// samples crop boxes).
 std::vector<ResizeTaps> resize_taps(const Attributes& attrs, const TensorType& input);
 
-}  // namespace orch::codegen::halide_impl
+}  // namespace orch::codegen

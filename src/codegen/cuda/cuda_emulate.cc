@@ -1,0 +1,178 @@
+// Host emulation: the generated source after the host prelude, plus one trampoline per function
+// (the __global__ functions take typed pointers; a trampoline takes them as void*), compiled
+// into a shared library in a temporary directory and run one thread at a time.
+#include "codegen/cuda/cuda_emulate.h"
+
+#include <dlfcn.h>
+#include <fmt/format.h>
+#include <stdlib.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "codegen/cuda/cuda_impl.h"
+#include "ir/error.h"
+
+namespace orch::codegen {
+namespace {
+
+namespace fs = std::filesystem;
+
+using SetFn = void (*)(unsigned, unsigned, unsigned, unsigned);
+using CallFn = void (*)(void* const*);
+
+// A fresh directory under $TMPDIR (or /tmp), removed with everything in it.
+struct TempDir {
+  TempDir() {
+    const char* base = std::getenv("TMPDIR");
+    std::string pattern = fmt::format("{}/orch_cuda_emulate_XXXXXX", base ? base : "/tmp");
+    check(mkdtemp(pattern.data()) != nullptr, "cannot create a directory like {}", pattern);
+    path = pattern;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    fs::remove_all(path, ignored);
+  }
+  fs::path path;
+};
+
+struct Library {
+  explicit Library(const fs::path& so) : handle(dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+    if (handle == nullptr)
+      throw Error(fmt::format("cannot load the emulated kernels: {}", dlerror()));
+  }
+  ~Library() { dlclose(handle); }
+  void* symbol(const std::string& name) const {
+    void* s = dlsym(handle, name.c_str());
+    check(s != nullptr, "the emulated kernels lack {}", name);
+    return s;
+  }
+  void* handle;
+};
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// A trampoline takes the parameters as void* and converts each to the function's own pointer
+// type (orch_any's conversion operator deduces it), so only their number is needed.
+constexpr const char* kAnyPointer = R"(
+struct orch_any {
+  void* p;
+  template <typename T> operator T*() const { return static_cast<T*>(p); }
+};
+)";
+
+std::string trampoline(const HostFunction& f) {
+  std::string args;
+  for (int i = 0; i < f.parameters; ++i)
+    args += fmt::format("{}orch_any{{a[{}]}}", i ? ", " : "", i);
+  return fmt::format("extern \"C\" void orch_host_{}(void* const* a) {{ {}({}); }}\n", f.name,
+                     f.name, args);
+}
+
+void check_inputs(const Graph& kernel, std::span<const Tensor> inputs) {
+  check(inputs.size() == kernel.inputs().size(), "{} inputs given, the kernel takes {}",
+        inputs.size(), kernel.inputs().size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const TensorType& want = kernel.value(kernel.inputs()[i]).type;
+    check(inputs[i].dtype() == want.dtype && inputs[i].shape() == want.shape,
+          "input {} is {}{}, the kernel takes {}{}", i, dtype_name(inputs[i].dtype()),
+          format_shape(inputs[i].shape()), dtype_name(want.dtype), format_shape(want.shape));
+  }
+}
+
+}  // namespace
+
+struct HostKernels::Impl {
+  std::unique_ptr<Library> library;
+  SetFn set = nullptr;
+  std::map<std::string, std::pair<CallFn, int>> functions;  // name -> trampoline, parameters
+};
+
+HostKernels::HostKernels(const std::string& code, std::span<const HostFunction> functions,
+                         const std::string& cxx)
+    : impl_(std::make_unique<Impl>()) {
+  std::string text = cuda_impl::host_prelude() + code + kAnyPointer;
+  for (const HostFunction& f : functions) text += trampoline(f);
+  // The library stays mapped after its directory is gone.
+  TempDir dir;
+  fs::path cc = dir.path / "kernels.cc", so = dir.path / "kernels.so", log = dir.path / "log";
+  std::ofstream(cc) << text;
+  std::string command =
+      fmt::format("{} -std=c++17 -O1 -shared -fPIC -w -o {} {} > {} 2>&1", quote(cxx),
+                  quote(so.string()), quote(cc.string()), quote(log.string()));
+  if (std::system(command.c_str()) != 0) {
+    std::stringstream out;
+    out << std::ifstream(log).rdbuf();
+    throw Error(fmt::format("the generated CUDA C does not compile on the host ({}):\n{}", cxx,
+                            out.str().substr(0, 8000)));
+  }
+  impl_->library = std::make_unique<Library>(so);
+  impl_->set = reinterpret_cast<SetFn>(impl_->library->symbol("orch_emulate_set"));
+  for (const HostFunction& f : functions)
+    impl_->functions[f.name] = {
+        reinterpret_cast<CallFn>(impl_->library->symbol("orch_host_" + f.name)), f.parameters};
+}
+
+HostKernels::~HostKernels() = default;
+
+void HostKernels::launch(const CudaLaunch& launch, std::span<void* const> args) const {
+  auto it = impl_->functions.find(launch.function);
+  check(it != impl_->functions.end(), "no host function {}", launch.function);
+  auto [call, parameters] = it->second;
+  check(static_cast<int>(args.size()) == parameters, "{} takes {} arguments, {} given",
+        launch.function, parameters, args.size());
+  auto blocks = static_cast<unsigned>(launch.blocks);
+  auto threads = static_cast<unsigned>(launch.threads);
+  for (unsigned b = 0; b < blocks; ++b) {
+    for (unsigned t = 0; t < threads; ++t) {
+      impl_->set(b, t, blocks, threads);
+      call(args.data());
+    }
+  }
+}
+
+std::vector<std::vector<Tensor>> cuda_emulate_all(std::span<const CudaEmulation> runs,
+                                                  const std::string& cxx) {
+  for (const CudaEmulation& run : runs) check_inputs(*run.kernel, run.inputs);
+  std::string code;
+  std::vector<HostFunction> functions;
+  for (const CudaEmulation& run : runs) {
+    code += run.source->code;
+    int parameters =
+        static_cast<int>(run.kernel->inputs().size() + run.kernel->outputs().size()) + 1;
+    for (const CudaLaunch& launch : run.source->launches)
+      functions.push_back({launch.function, parameters});
+  }
+  HostKernels kernels(code, functions, cxx);
+  std::vector<std::vector<Tensor>> results;
+  for (const CudaEmulation& run : runs) {
+    std::vector<Tensor> outputs;
+    std::vector<void*> args;
+    for (const Tensor& t : run.inputs) args.push_back(const_cast<std::byte*>(t.bytes()));
+    for (ValueId v : run.kernel->outputs()) {
+      outputs.emplace_back(run.kernel->value(v).type.dtype, run.kernel->value(v).type.shape);
+      args.push_back(outputs.back().mutable_bytes());
+    }
+    // 8-byte words: the scratch values' offsets are aligned, so every element type is.
+    std::vector<uint64_t> scratch(static_cast<size_t>((run.source->scratch_bytes + 7) / 8));
+    args.push_back(scratch.empty() ? nullptr : scratch.data());
+    for (const CudaLaunch& launch : run.source->launches) kernels.launch(launch, args);
+    results.push_back(std::move(outputs));
+  }
+  return results;
+}
+
+std::vector<Tensor> cuda_emulate(const Graph& kernel, const CudaKernelSource& source,
+                                 std::span<const Tensor> inputs, const std::string& cxx) {
+  CudaEmulation run{&kernel, &source, {inputs.begin(), inputs.end()}};
+  return cuda_emulate_all(std::span<const CudaEmulation>(&run, 1), cxx)[0];
+}
+
+}  // namespace orch::codegen

@@ -1,0 +1,64 @@
+// Runs generated CUDA C on the host: the check of the CUDA emitter against the interpreter on
+// machines without a GPU. The kernel source is compiled with the host C++ compiler after a
+// prelude that defines the CUDA names it uses (__global__, threadIdx, blockIdx, the math
+// helpers); each launch runs its blocks and threads one after another. Valid because generated
+// phases use no shared memory or barriers (cuda_source.h).
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "codegen/cuda/cuda_source.h"
+#include "ir/tensor.h"
+
+namespace orch::codegen {
+
+/// A __global__ function of generated code and its number of parameters.
+struct HostFunction {
+  std::string name;
+  int parameters = 0;
+};
+
+/// A translation unit of generated kernels (the `code` of one or more CudaKernelSources,
+/// concatenated, without cuda_prelude()) compiled for the host and loaded; `functions` are the
+/// ones launch() may run.
+class HostKernels {
+ public:
+  /// Throws Error with the compiler's output when `code` does not compile.
+  HostKernels(const std::string& code, std::span<const HostFunction> functions,
+              const std::string& cxx = "c++");
+  ~HostKernels();
+  HostKernels(const HostKernels&) = delete;
+  HostKernels& operator=(const HostKernels&) = delete;
+
+  /// Runs one launch: its blocks and threads one after another, with `args` in the parameter
+  /// order of cuda_source.h (inputs, outputs, scratch). Throws Error for an unknown function or
+  /// a wrong number of arguments.
+  void launch(const CudaLaunch& launch, std::span<void* const> args) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Compiles `source` for the host (`cxx`, looked up in PATH) and runs its launches on `inputs`
+/// (one per kernel input); returns one tensor per kernel output. Throws Error with the
+/// compiler's output when the source does not compile.
+std::vector<Tensor> cuda_emulate(const Graph& kernel, const CudaKernelSource& source,
+                                 std::span<const Tensor> inputs, const std::string& cxx = "c++");
+
+/// One kernel for cuda_emulate_all.
+struct CudaEmulation {
+  const Graph* kernel = nullptr;
+  const CudaKernelSource* source = nullptr;  // its function names differ from the others'
+  std::vector<Tensor> inputs;
+};
+
+/// cuda_emulate for several kernels with one host compile (a compile costs ~0.5 s); one output
+/// list per run, in order.
+std::vector<std::vector<Tensor>> cuda_emulate_all(std::span<const CudaEmulation> runs,
+                                                  const std::string& cxx = "c++");
+
+}  // namespace orch::codegen

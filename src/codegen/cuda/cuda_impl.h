@@ -1,0 +1,117 @@
+// Private to src/codegen/cuda: the pieces cuda_source.cc assembles into a kernel's CUDA C.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "codegen/resize_taps.h"
+#include "ir/graph.h"
+
+namespace orch::codegen::cuda_impl {
+
+/// The C type a tensor of `dtype` is stored as (bool as unsigned char); throws Unsupported for
+/// f16 and bf16.
+std::string storage_type(DType dtype);
+
+/// The C type a value of `dtype` is computed in: the storage type, bool for bool.
+std::string value_type(DType dtype);
+
+/// A float (`single`) or double literal of `v` that round-trips, infinities and NaN included.
+std::string float_literal(double v, bool single);
+
+/// A literal of `dtype` holding element `i` of `t`, in the value type.
+std::string literal(DType dtype, const Tensor& t, int64_t i);
+
+/// The C parameter types of every __global__ function of `kernel` (cuda_source.h's convention).
+std::vector<std::string> parameter_types(const Graph& kernel);
+
+/// The helper functions (orch_*) generated code calls, written once for device and host: they
+/// use ORCH_FN, which each prelude defines.
+std::string helper_functions();
+
+/// What host-compiled kernel source starts with instead of cuda_prelude(): the CUDA names the
+/// generated code uses (__global__, threadIdx, ...) defined for a serial run, then the helpers.
+std::string host_prelude();
+
+/// "" when prim.Elementwise `fn` on `dtype` inputs is generated, otherwise why not.
+std::string elementwise_reason(const std::string& fn, DType dtype);
+
+/// The C expression of prim.Elementwise `fn` over operand expressions `a` (value types); `in` is
+/// the dtype of the operands (of the selected ones for where), `out` the result's.
+std::string elementwise_expr(const std::string& fn, const std::vector<std::string>& a, DType in,
+                             DType out);
+
+/// Where the emitter reads a value from.
+struct ValueHome {
+  enum Kind { inline_, pointer, array, scalar } kind = inline_;
+  std::string name;  // the pointer or array name, or the scalar's literal
+};
+
+/// File-scope definitions (baked tables) shared by the phases of one kernel.
+struct Globals {
+  std::string prefix;
+  std::string text;
+  std::set<std::string> defined;
+};
+
+/// A C expression and the depth of the innermost reduction loop whose variable it reads (0: none).
+struct CExpr {
+  std::string text;
+  int depth = 0;
+};
+
+/// The statements of one phase's element body: computes a value at output coordinates whose
+/// names are given (long long variables), inlining producers and hoisting what a reduction loop
+/// does not change out of it.
+class PhaseEmitter {
+ public:
+  PhaseEmitter(const Graph& kernel, const std::vector<ValueHome>& homes, Globals& globals);
+
+  /// Emits the statements computing `v` (its defining node, even when v has a home) at
+  /// coordinates `coords`; returns the expression of the result (value type).
+  std::string compute(ValueId v, const std::vector<std::string>& coords);
+
+  /// The statements emitted so far.
+  std::string code() const;
+
+ private:
+  using Ix = CExpr;
+  struct Scope {
+    std::vector<std::string> lines;
+    std::map<std::string, std::string> memo;
+  };
+
+  Ix at(ValueId v, const std::vector<Ix>& idx);
+  Ix define(ValueId v, const std::vector<Ix>& idx);
+  Ix load(ValueId v, const std::vector<Ix>& idx);
+  Ix local(DType dtype, const Ix& e);
+  Ix reduce(const Node& n, const std::vector<Ix>& idx);
+  Ix matmul(const Node& n, const std::vector<Ix>& idx);
+  Ix conv(const Node& n, const std::vector<Ix>& idx);
+  Ix resize(const Node& n, const std::vector<Ix>& idx);
+  Ix resize_stage(const Node& n, const std::vector<ResizeTaps>& taps, size_t end,
+                  const std::vector<Ix>& idx);
+  Ix concat(const Node& n, const std::vector<Ix>& idx);
+  Ix pad(const Node& n, const std::vector<Ix>& idx);
+  Ix gather(const Node& n, const std::vector<Ix>& idx);
+  std::vector<Ix> reshape(const Node& n, const std::vector<Ix>& idx);
+  Ix data_index(const Ix& i, int64_t n);
+  Ix index_local(const Ix& e);
+  Ix open_loop(int64_t extent);
+  void close_loop();
+  void emit(int depth, std::string line);
+  const Shape& shape(ValueId v) const { return g_.value(v).type.shape; }
+  DType dtype(ValueId v) const { return g_.value(v).type.dtype; }
+
+  const Graph& g_;
+  const std::vector<ValueHome>& homes_;
+  Globals& globals_;
+  std::vector<Scope> scopes_;
+  std::vector<std::string> loop_headers_;  // of scopes_[1..]
+  int next_ = 0;
+};
+
+}  // namespace orch::codegen::cuda_impl

@@ -1,0 +1,99 @@
+// The preludes of generated CUDA C: one list of helpers, preceded on the device by NVRTC's
+// qualifiers and on the host by definitions of the CUDA names for a serial run.
+#include <fmt/format.h>
+
+#include "codegen/cuda/cuda_impl.h"
+#include "codegen/cuda/cuda_source.h"
+
+namespace orch::codegen {
+namespace cuda_impl {
+namespace {
+
+// Math helpers: orch_<name> over float and double, each calling the C library's function
+// (which both CUDA's device library and the host's math.h provide).
+struct MathHelper {
+  const char* name;
+  const char* c_name;  // the double version; the float version adds 'f'
+  int arity;
+};
+
+constexpr MathHelper kMath[] = {{"sqrt", "sqrt", 1},   {"exp", "exp", 1},     {"log", "log", 1},
+                                {"erf", "erf", 1},     {"tanh", "tanh", 1},   {"floor", "floor", 1},
+                                {"ceil", "ceil", 1},   {"round", "rint", 1},  {"sin", "sin", 1},
+                                {"cos", "cos", 1},     {"tan", "tan", 1},     {"asin", "asin", 1},
+                                {"acos", "acos", 1},   {"atan", "atan", 1},   {"sinh", "sinh", 1},
+                                {"cosh", "cosh", 1},   {"asinh", "asinh", 1}, {"acosh", "acosh", 1},
+                                {"atanh", "atanh", 1}, {"abs", "fabs", 1},    {"pow", "pow", 2}};
+
+// Helpers whose bodies are the same for every type (NaN tests as x != x, so no isnan).
+constexpr const char* kGeneric =
+    R"(template <class T> ORCH_FN T orch_max(T a, T b) { return (a != a || a >= b) ? a : b; }
+template <class T> ORCH_FN T orch_min(T a, T b) { return (a != a || a <= b) ? a : b; }
+template <class T> ORCH_FN T orch_sign(T x) { return x < (T)0 ? (T)-1 : x > (T)0 ? (T)1 : x; }
+template <class T> ORCH_FN T orch_relu(T x) { return x < (T)0 ? (T)0 : x; }
+template <class T> ORCH_FN T orch_iabs(T x) { return x < (T)0 ? (T)(0ULL - (unsigned long long)x) : x; }
+template <class T> ORCH_FN bool orch_isinf(T x) { return x == x && x - x != x - x; }
+template <class T> ORCH_FN T orch_f2i(double v, T lo, T hi) {
+  return v != v ? (T)0 : v <= (double)lo ? lo : v >= (double)hi ? hi : (T)v;
+}
+ORCH_FN float orch_sigmoid(float x) {
+  return x >= 0 ? 1.0f / (1.0f + expf(-x)) : expf(x) / (1.0f + expf(x));
+}
+ORCH_FN double orch_sigmoid(double x) {
+  return x >= 0 ? 1.0 / (1.0 + exp(-x)) : exp(x) / (1.0 + exp(x));
+}
+ORCH_FN long long orch_emod(long long a, long long b) {
+  long long m = a % b;
+  return m < 0 ? m + b : m;
+}
+ORCH_FN long long orch_clamp(long long v, long long lo, long long hi) {
+  return v < lo ? lo : v > hi ? hi : v;
+}
+)";
+
+}  // namespace
+
+std::string helper_functions() {
+  std::string s;
+  for (const MathHelper& m : kMath) {
+    for (const char* t : {"float", "double"}) {
+      std::string suffix = std::string(t) == "float" ? "f" : "";
+      if (m.arity == 1)
+        s += fmt::format("ORCH_FN {0} orch_{1}({0} x) {{ return {2}{3}(x); }}\n", t, m.name,
+                         m.c_name, suffix);
+      else
+        s += fmt::format("ORCH_FN {0} orch_{1}({0} x, {0} y) {{ return {2}{3}(x, y); }}\n", t,
+                         m.name, m.c_name, suffix);
+    }
+  }
+  return s + kGeneric;
+}
+
+std::string host_prelude() {
+  return R"(// Host emulation of generated CUDA C: each launch runs its blocks and threads serially.
+#include <math.h>
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define ORCH_FN static inline
+struct orch_dim3 {
+  unsigned x, y, z;
+};
+static thread_local orch_dim3 threadIdx, blockIdx, blockDim, gridDim;
+extern "C" void orch_emulate_set(unsigned block, unsigned thread, unsigned blocks,
+                                 unsigned threads) {
+  blockIdx = {block, 0, 0};
+  threadIdx = {thread, 0, 0};
+  gridDim = {blocks, 1, 1};
+  blockDim = {threads, 1, 1};
+}
+)" + helper_functions();
+}
+
+}  // namespace cuda_impl
+
+std::string cuda_prelude() {
+  return "#define ORCH_FN __device__ __forceinline__\n" + cuda_impl::helper_functions();
+}
+
+}  // namespace orch::codegen

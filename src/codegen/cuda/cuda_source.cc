@@ -1,0 +1,331 @@
+// A kernel graph as CUDA C (cuda_source.h): which values are materialized, where each lives
+// (parameters, the scratch buffer, baked arrays), one phase per materialized value, and each
+// phase's launch geometry.
+//
+// Example: softmax rows of X f32[64,100] (m = max, e = exp(x - m), t = sum e, y = e / t) gives
+// three phases: m (a reduction over x, into scratch), t (a reduction over exp(x - m), e inlined,
+// into scratch) and y (exp(x - m) / t, the root output, one thread per thread tile).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "codegen/cuda/cuda_impl.h"
+#include "codegen/cuda/cuda_source.h"
+#include "ir/error.h"
+#include "ir/ops/prim.h"
+#include "schedule/gpu/gpu_tiles.h"
+#include "schedule/tile_graph.h"
+
+namespace orch::codegen {
+namespace {
+
+using cuda_impl::ValueHome;
+
+// The primitives the emitter generates.
+const std::set<std::string_view> kGeneratedOps = {
+    "prim.Elementwise",   "prim.Reduce",    "prim.Broadcast", "prim.MatMul", "prim.Conv",
+    "prim.ConvTranspose", "prim.Transpose", "prim.Reshape",   "prim.Slice",  "prim.Tile",
+    "prim.Concat",        "prim.Resize",    "prim.Pad",       "prim.Gather", "prim.GatherElements"};
+
+// Values computed by these are materialized when read: recomputing them per use multiplies work.
+const std::set<std::string_view> kMaterializedOps = {"prim.Reduce", "prim.MatMul", "prim.Conv",
+                                                     "prim.ConvTranspose"};
+
+// Constants baked into the source as arrays, at most (larger ones are kernel inputs).
+constexpr int64_t kMaxBakedBytes = 64 * 1024;
+
+constexpr int kThreads = 256;           // per block, for phases without a tile config
+constexpr int64_t kMaxBlocks = 65536;   // for phases without a tile config (grid-stride loop)
+constexpr int64_t kScratchAlign = 256;  // bytes, per scratch value
+
+bool supported_dtype(DType t) {
+  return t != DType::f16 && t != DType::bf16;
+}
+
+std::string node_reason(const Graph& g, const Node& n) {
+  for (ValueId v : n.inputs)
+    if (v == kNoValue) return "absent optional input";
+  if (!prim::is_primitive(n.op)) return fmt::format("'{}' is not a primitive", n.op);
+  if (kGeneratedOps.count(n.op) == 0) return fmt::format("'{}' is not generated", n.op);
+  for (ValueId v : n.inputs)
+    if (!supported_dtype(g.value(v).type.dtype))
+      return fmt::format("{} on {} is not generated", n.op, dtype_name(g.value(v).type.dtype));
+  DType out = g.value(n.outputs[0]).type.dtype;
+  if (!supported_dtype(out)) return fmt::format("{} to {} is not generated", n.op, dtype_name(out));
+  DType t = g.value(n.inputs[0]).type.dtype;
+  if (n.op == "prim.Elementwise") {
+    std::string fn = attr_string(n.attrs, "fn", "");
+    return cuda_impl::elementwise_reason(fn, fn == "where" ? g.value(n.inputs[1]).type.dtype : t);
+  }
+  if ((n.op == "prim.Reduce" || n.op == "prim.MatMul") && t == DType::boolean)
+    return fmt::format("{} on bool is not generated", n.op);
+  if (n.op == "prim.Resize") {
+    if (attr_string(n.attrs, "coordinate_transformation_mode", "") == "tf_crop_and_resize")
+      return "prim.Resize with tf_crop_and_resize is not generated";
+    if (resize_interpolates(n.attrs) && !is_float(t))
+      return fmt::format("interpolating prim.Resize on {} is not generated", dtype_name(t));
+  }
+  if ((n.op == "prim.Conv" || n.op == "prim.ConvTranspose") && !is_float(t))
+    return fmt::format("{} on {} is not generated", n.op, dtype_name(t));
+  return "";
+}
+
+// Rank >= 1 constants some node reads or the kernel writes: baked as arrays.
+bool baked(const Graph& g, ValueId v, const std::vector<std::vector<NodeId>>& consumers) {
+  const Value& value = g.value(v);
+  if (!value.is_constant() || value.type.shape.empty()) return false;
+  return !consumers[v].empty() ||
+         std::find(g.outputs().begin(), g.outputs().end(), v) != g.outputs().end();
+}
+
+std::string sanitize(const std::string& name) {
+  std::string s;
+  for (char c : name) s += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return s;
+}
+
+std::string indent(const std::string& text, int spaces) {
+  std::string pad(static_cast<size_t>(spaces), ' '), out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    if (end > start) out += pad + text.substr(start, end - start);
+    out += "\n";
+    start = end + 1;
+  }
+  return out;
+}
+
+// The phase's loops: the element body runs once per element of `shape`, with coordinates
+// o0..o{rank-1} and the row-major flat index `e`.
+struct Geometry {
+  std::string head, tail;
+  int64_t blocks = 1;
+  int threads = 1;
+};
+
+Geometry grid_stride(const Shape& shape) {
+  int64_t n = num_elements(shape);
+  Geometry g;
+  g.threads = kThreads;
+  g.blocks = std::min(kMaxBlocks, (n + kThreads - 1) / kThreads);
+  g.head = fmt::format(
+      "for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < {}; e += "
+      "(long long)gridDim.x * blockDim.x) {{\n",
+      n);
+  int64_t stride = 1;
+  std::string coords;
+  for (size_t d = shape.size(); d-- > 0;) {
+    std::string q = stride == 1 ? "e" : fmt::format("(e / {})", stride);
+    coords = fmt::format("  const long long o{} = {};\n", d,
+                         d == 0 ? q : fmt::format("{} % {}", q, shape[d])) +
+             coords;
+    stride *= shape[d];
+  }
+  g.head += coords;
+  g.tail = "}\n";
+  return g;
+}
+
+// One block per block tile, one thread per thread tile; each thread loops over its tile's
+// elements (a contiguous run along each dim), skipping those past the edge.
+Geometry tiled(const Shape& shape, const schedule::GpuTileConfig& config) {
+  size_t rank = shape.size();
+  check(config.block.size() == rank && config.thread.size() == rank,
+        "the tile config has {} dims, the root output {}", config.block.size(), rank);
+  std::vector<int64_t> nb(rank), nt(rank);
+  Geometry g;
+  int64_t threads = 1;
+  for (size_t d = 0; d < rank; ++d) {
+    check(config.block[d] > 0 && config.thread[d] > 0 && config.block[d] % config.thread[d] == 0,
+          "thread tile {} does not divide block tile {} in dim {}", config.thread[d],
+          config.block[d], d);
+    nb[d] = (shape[d] + config.block[d] - 1) / config.block[d];
+    nt[d] = config.block[d] / config.thread[d];
+    g.blocks *= nb[d];
+    threads *= nt[d];
+  }
+  check(threads <= 1024, "the tile config has {} threads per block (at most 1024)", threads);
+  g.threads = static_cast<int>(threads);
+  g.head = "const long long b = blockIdx.x;\nconst long long t = threadIdx.x;\n";
+  int64_t bs = 1, ts = 1;
+  for (size_t d = rank; d-- > 0;) {
+    g.head += fmt::format("const long long b{0} = (b / {1}) % {2};\n", d, bs, nb[d]);
+    g.head += fmt::format("const long long t{0} = (t / {1}) % {2};\n", d, ts, nt[d]);
+    bs *= nb[d];
+    ts *= nt[d];
+  }
+  std::string guard;
+  for (size_t d = 0; d < rank; ++d) {
+    g.head += fmt::format("for (long long u{0} = 0; u{0} < {1}; ++u{0}) {{\n", d, config.thread[d]);
+    g.head += fmt::format("const long long o{0} = b{0} * {1} + t{0} * {2} + u{0};\n", d,
+                          config.block[d], config.thread[d]);
+    guard += fmt::format("{}o{} >= {}", guard.empty() ? "" : " || ", d, shape[d]);
+    g.tail += "}\n";
+  }
+  if (!guard.empty()) g.head += fmt::format("if ({}) continue;\n", guard);
+  std::string flat = "0";
+  int64_t stride = 1;
+  for (size_t d = rank; d-- > 0;) {
+    flat = d + 1 == rank ? fmt::format("o{}", d) : fmt::format("o{} * {} + {}", d, stride, flat);
+    stride *= shape[d];
+  }
+  g.head += fmt::format("const long long e = {};\n", flat);
+  return g;
+}
+
+// Intermediate values written to scratch by a phase of their own (not kernel outputs).
+std::vector<bool> materialized_values(const Graph& kernel,
+                                      const std::vector<std::vector<NodeId>>& consumers) {
+  std::vector<bool> materialized(kernel.num_values(), false);
+  for (ValueId v = 0; v < static_cast<ValueId>(kernel.num_values()); ++v) {
+    const Value& value = kernel.value(v);
+    materialized[v] = value.producer != kNoNode && !consumers[v].empty() &&
+                      kMaterializedOps.count(kernel.node(value.producer).op) != 0;
+  }
+  for (ValueId v : kernel.outputs()) materialized[v] = false;
+  return materialized;
+}
+
+int64_t scratch_bytes(const Graph& kernel, ValueId v) {
+  int64_t bytes = static_cast<int64_t>(num_elements(kernel.value(v).type.shape) *
+                                       dtype_size(kernel.value(v).type.dtype));
+  return (bytes + kScratchAlign - 1) / kScratchAlign * kScratchAlign;
+}
+
+// The values with a phase, in dependency order: outputs without a producer (copies) first, then
+// node order.
+std::vector<ValueId> phase_values(const Graph& kernel, const std::vector<bool>& materialized) {
+  std::vector<ValueId> phases;
+  for (ValueId v : kernel.outputs())
+    if (kernel.value(v).producer == kNoNode) phases.push_back(v);
+  for (const Node& n : kernel.nodes()) {
+    ValueId v = n.outputs[0];
+    bool output =
+        std::find(kernel.outputs().begin(), kernel.outputs().end(), v) != kernel.outputs().end();
+    if (materialized[v] || output) phases.push_back(v);
+  }
+  return phases;
+}
+
+}  // namespace
+
+std::string cuda_reject(const Graph& kernel) {
+  std::string sizes = reject_kernel_sizes(kernel);
+  if (!sizes.empty()) return sizes;
+  for (NodeId id = 0; id < static_cast<NodeId>(kernel.num_nodes()); ++id) {
+    std::string reason = node_reason(kernel, kernel.node(id));
+    if (!reason.empty()) return fmt::format("{}: {}", kernel.describe(id), reason);
+  }
+  std::vector<std::vector<NodeId>> consumers = kernel.consumers();
+  int64_t bytes = 0;
+  for (ValueId v = 0; v < static_cast<ValueId>(kernel.num_values()); ++v) {
+    if (!supported_dtype(kernel.value(v).type.dtype))
+      return fmt::format("value '{}' is {}, which is not generated", kernel.value(v).name,
+                         dtype_name(kernel.value(v).type.dtype));
+    if (baked(kernel, v, consumers))
+      bytes += static_cast<int64_t>(kernel.value(v).constant.nbytes());
+  }
+  if (bytes > kMaxBakedBytes)
+    return fmt::format(
+        "{} bytes of constants would be baked into the source (at most {}; pass "
+        "large constants as kernel inputs)",
+        bytes, kMaxBakedBytes);
+  return "";
+}
+
+CudaKernelShape cuda_kernel_shape(const Graph& kernel) {
+  std::vector<bool> materialized = materialized_values(kernel, kernel.consumers());
+  CudaKernelShape shape;
+  shape.launches = static_cast<int>(phase_values(kernel, materialized).size());
+  for (ValueId v = 0; v < static_cast<ValueId>(kernel.num_values()); ++v)
+    if (materialized[v]) shape.scratch_bytes += scratch_bytes(kernel, v);
+  return shape;
+}
+
+CudaKernelSource cuda_kernel_source(const Graph& kernel, const std::string& prefix,
+                                    const schedule::GpuTileConfig* config) {
+  std::string reason = cuda_reject(kernel);
+  if (!reason.empty()) throw Unsupported(reason);
+  std::vector<std::vector<NodeId>> consumers = kernel.consumers();
+  size_t nv = kernel.num_values();
+  std::vector<ValueHome> homes(nv);
+  CudaKernelSource out;
+  cuda_impl::Globals globals{prefix, "", {}};
+  std::string scratch_pointers;
+  for (size_t i = 0; i < kernel.inputs().size(); ++i)
+    homes[kernel.inputs()[i]] = {ValueHome::pointer, fmt::format("in{}", i)};
+  std::vector<bool> materialized = materialized_values(kernel, consumers);
+  for (ValueId v = 0; v < static_cast<ValueId>(nv); ++v) {
+    const Value& value = kernel.value(v);
+    if (value.is_constant() && value.type.shape.empty()) {
+      homes[v] = {ValueHome::scalar, cuda_impl::literal(value.type.dtype, value.constant, 0)};
+    } else if (baked(kernel, v, consumers)) {
+      std::string name = fmt::format("{}_c{}", prefix, v);
+      std::string items;
+      for (int64_t i = 0; i < value.constant.numel(); ++i)
+        items += (i ? ", " : "") + cuda_impl::literal(value.type.dtype, value.constant, i);
+      globals.text += fmt::format("__device__ const {} {}[{}] = {{{}}};\n",
+                                  cuda_impl::storage_type(value.type.dtype), name,
+                                  value.constant.numel(), items);
+      homes[v] = {ValueHome::array, name};
+    }
+  }
+  // Where each phase writes; a computed output is read back from there by later phases.
+  std::vector<std::string> dest(nv);
+  for (size_t i = 0; i < kernel.outputs().size(); ++i) {
+    ValueId v = kernel.outputs()[i];
+    dest[v] = fmt::format("out{}", i);
+    if (kernel.value(v).producer != kNoNode) homes[v] = {ValueHome::pointer, dest[v]};
+  }
+  for (ValueId v = 0; v < static_cast<ValueId>(nv); ++v) {
+    if (!materialized[v]) continue;
+    std::string type = cuda_impl::storage_type(kernel.value(v).type.dtype);
+    dest[v] = fmt::format("s{}", v);
+    homes[v] = {ValueHome::pointer, dest[v]};
+    scratch_pointers +=
+        fmt::format("{0}* const s{1} = ({0}*)(scratch + {2});\n", type, v, out.scratch_bytes);
+    out.scratch_bytes += scratch_bytes(kernel, v);
+  }
+  std::vector<ValueId> phases = phase_values(kernel, materialized);
+  ValueId root = config != nullptr ? schedule::make_tile_graph(kernel).root : kNoValue;
+  std::vector<std::string> params = cuda_impl::parameter_types(kernel);
+  std::string signature;
+  for (size_t i = 0; i < params.size(); ++i) {
+    std::string name = i < kernel.inputs().size() ? fmt::format("in{}", i)
+                       : i + 1 < params.size()    ? fmt::format("out{}", i - kernel.inputs().size())
+                                                  : "scratch";
+    signature += fmt::format("{}{} {}", i ? ", " : "", params[i], name);
+  }
+  std::string functions;
+  for (size_t k = 0; k < phases.size(); ++k) {
+    ValueId v = phases[k];
+    const Value& value = kernel.value(v);
+    const Shape& shape = value.type.shape;
+    Geometry geo = v == root ? tiled(shape, *config) : grid_stride(shape);
+    cuda_impl::PhaseEmitter emitter(kernel, homes, globals);
+    std::vector<std::string> coords;
+    for (size_t d = 0; d < shape.size(); ++d) coords.push_back(fmt::format("o{}", d));
+    std::string result = emitter.compute(v, coords);
+    std::string store =
+        value.type.dtype == DType::boolean ? fmt::format("({}) ? 1 : 0", result) : result;
+    std::string name = fmt::format("{}_{}_{}", prefix, k, sanitize(value.name));
+    functions += fmt::format("extern \"C\" __global__ void {}({}) {{\n", name, signature);
+    functions += indent(scratch_pointers, 2);
+    functions += indent(
+        geo.head +
+            indent(emitter.code() + fmt::format("{}[e] = ({})({});\n", dest[v],
+                                                cuda_impl::storage_type(value.type.dtype), store),
+                   2) +
+            geo.tail,
+        2);
+    functions += "}\n";
+    out.launches.push_back({name, geo.blocks, geo.threads});
+  }
+  out.code = globals.text + functions;
+  return out;
+}
+
+}  // namespace orch::codegen

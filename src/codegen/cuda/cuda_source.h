@@ -1,0 +1,76 @@
+// The CUDA backend (issue #15): a candidate kernel graph of primitives becomes CUDA C, compiled
+// with NVRTC into sm_XX machine code (cuda_nvrtc.h).
+//
+// Why CUDA C through NVRTC and not Halide's CUDA target: Debian's Halide 14 knows CUDA
+// capabilities up to 8.6 (Target::CUDACapability86), so it can only emit PTX for sm_86 that the
+// driver would JIT on an H200; NVRTC (CUDA 13) compiles straight to sm_90 cubin, and the
+// generated code is plain text whose launch geometry is Welder's GPU tile config.
+//
+// Shape of the generated code. Every value the kernel computes is either inlined (an expression
+// recomputed where it is read) or materialized (written to global memory by its own phase). A
+// value is materialized when it is a kernel output, or the result of prim.Reduce, prim.MatMul,
+// prim.Conv or prim.ConvTranspose that other kernel nodes read (recomputing those per use would
+// multiply the work). Intermediate materialized values live in one scratch buffer. Each
+// materialized value is one phase: one `extern "C" __global__` function, launched in order on
+// one stream, each thread computing the elements of its thread tile. No shared memory is used
+// yet (Welder's shared-memory staging is owed; see the issue notes), so a phase's threads are
+// independent and the same source also compiles for the host (cuda_emulate.h), which is how the
+// generated code is checked against the interpreter on machines without a GPU.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "codegen/kernel.h"
+
+namespace orch::schedule {
+struct GpuTileConfig;
+}
+
+namespace orch::codegen {
+
+/// One launch of a generated kernel: a 1-D grid of 1-D blocks.
+struct CudaLaunch {
+  std::string function;  // the extern "C" __global__ function's name
+  int64_t blocks = 0;
+  int threads = 0;
+};
+
+/// The CUDA C of one kernel graph.
+///
+/// Every __global__ function of the kernel takes the same parameters: one pointer per kernel
+/// input (`const T*`, in the kernel graph's input order), one per kernel output (`T*`, in
+/// output order), then `unsigned char* scratch` (scratch_bytes, may be null when 0). Tensors are
+/// dense row-major in their storage type: f32 float, f64 double, f16 __half is not supported,
+/// i64 long long, i32 int, i8/u8 signed/unsigned char, bool unsigned char (0 or 1).
+struct CudaKernelSource {
+  std::string code;  // device helpers and the __global__ functions; needs cuda_prelude() first
+  std::vector<CudaLaunch> launches;  // in order
+  int64_t scratch_bytes = 0;
+};
+
+/// "" when the CUDA emitter can generate `kernel`, otherwise why not (shown to users).
+std::string cuda_reject(const Graph& kernel);
+
+/// CUDA C for `kernel`; function names start with `prefix` (a C identifier), so the sources of
+/// many kernels can be concatenated into one translation unit. `config` (a GpuTileConfig of the
+/// kernel's tile graph, schedule::gpu_configs) sets the launch of the root output's phase: one
+/// block per block tile, one thread per thread tile; null, or any other phase: 256 threads per
+/// block, one element per thread. Throws Unsupported for what cuda_reject names.
+CudaKernelSource cuda_kernel_source(const Graph& kernel, const std::string& prefix,
+                                    const schedule::GpuTileConfig* config = nullptr);
+
+/// How many launches cuda_kernel_source gives an accepted `kernel` and the scratch they use,
+/// without generating the code: what the analytic cost of a candidate needs.
+struct CudaKernelShape {
+  int launches = 0;
+  int64_t scratch_bytes = 0;
+};
+CudaKernelShape cuda_kernel_shape(const Graph& kernel);
+
+/// What every translation unit of generated kernels starts with: the element types, the math
+/// helpers the generated code calls. The same names exist in the host prelude of cuda_emulate.
+std::string cuda_prelude();
+
+}  // namespace orch::codegen

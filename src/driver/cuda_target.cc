@@ -1,0 +1,64 @@
+#include "driver/cuda_target.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "codegen/cuda/cuda_source.h"
+#include "codegen/kernel.h"
+#include "driver/backend_check.h"
+#include "ir/error.h"
+#include "profile/roofline.h"
+
+namespace orch::driver {
+
+namespace fs = std::filesystem;
+
+Target parse_target(std::string_view name) {
+  if (name == "cpu") return Target::cpu;
+  if (name == "cuda") return Target::cuda;
+  fail("unknown target '{}' (cpu or cuda)", name);
+}
+
+schedule::GpuMachine target_gpu(const std::string& name_or_path) {
+  if (fs::is_regular_file(name_or_path)) return schedule::load_gpu(name_or_path);
+  fs::path shipped = fs::path(ORCH_MACHINES_DIR) / (name_or_path + ".json");
+  if (fs::is_regular_file(shipped)) return schedule::load_gpu(shipped.string());
+  std::vector<std::string> names;
+  if (fs::is_directory(ORCH_MACHINES_DIR))
+    for (const fs::directory_entry& e : fs::directory_iterator(ORCH_MACHINES_DIR))
+      if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
+  std::sort(names.begin(), names.end());
+  fail("GPU '{}': no such description file, and not one of the shipped GPUs ({})", name_or_path,
+       fmt::join(names, ", "));
+}
+
+Graph cuda_kernel_graph(const Graph& graph, std::span<const NodeId> members,
+                        std::span<const ValueId> outputs) {
+  return codegen::extract_kernel_with_weight_inputs(graph, members, outputs, kCudaMinWeightBytes);
+}
+
+KernelCheck cuda_backend_check(const Graph& graph) {
+  return kernel_check(graph, codegen::cuda_reject, kCudaMinWeightBytes);
+}
+
+std::string cuda_single_rejects(const Graph& graph) {
+  for (NodeId n = 0; n < static_cast<NodeId>(graph.num_nodes()); ++n) {
+    Graph kernel = cuda_kernel_graph(graph, std::vector<NodeId>{n}, graph.node(n).outputs);
+    std::string why = codegen::cuda_reject(kernel);
+    if (!why.empty()) return fmt::format("node {} ({}): {}", n, graph.node(n).op, why);
+  }
+  return "";
+}
+
+double cuda_cost_us(const Graph& kernel, const schedule::GpuMachine& gpu) {
+  codegen::CudaKernelShape shape = codegen::cuda_kernel_shape(kernel);
+  double bytes = profile::kernel_unavoidable_bytes(kernel) + 2.0 * double(shape.scratch_bytes);
+  double memory_us = bytes / (gpu.hbm_gbs * 1e3);
+  double compute_us =
+      profile::kernel_flops(kernel) / (gpu.peak_fp32_gflops * 1e3 * kCudaComputeEfficiency);
+  return kCudaLaunchUs * static_cast<double>(shape.launches) + std::max(memory_us, compute_us);
+}
+
+}  // namespace orch::driver

@@ -1,0 +1,64 @@
+// Planning for an NVIDIA GPU (issue #15). There is no GPU profiler yet, so a CUDA plan is
+// analytic (`orch optimize --target cuda --compile-only`): each candidate kernel's CUDA C is
+// generated (codegen/cuda) and costed from the GPU description, the BLP picks the kernels, and
+// the stitcher compiles them with NVRTC for the GPU's architecture.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "candidates/candidates.h"
+#include "ir/graph.h"
+#include "schedule/gpu/gpu_machine.h"
+#include "stitch/stitch.h"
+
+namespace orch::driver {
+
+/// What a module's kernels are generated for.
+enum class Target { cpu, cuda };
+
+/// "cpu" or "cuda"; throws Error naming the accepted names.
+Target parse_target(std::string_view name);
+
+/// The GPU description `name_or_path`: a JSON file (schedule/gpu/gpu_machine.h), or the name of
+/// one shipped in machines/ ("h200", "a100"). Throws Error listing the shipped names.
+schedule::GpuMachine target_gpu(const std::string& name_or_path);
+
+/// Constants of this many bytes or more are inputs of a CUDA kernel (read from the module's
+/// weights) rather than baked into its source: the stitcher's default, which every check and
+/// cost here assumes too.
+inline const int64_t kCudaMinWeightBytes = stitch::StitchOptions{}.min_weight_bytes;
+
+/// Candidate kernel `members` writing `outputs` as the CUDA stitcher generates it (large
+/// constants as inputs).
+Graph cuda_kernel_graph(const Graph& graph, std::span<const NodeId> members,
+                        std::span<const ValueId> outputs);
+
+/// The enumerator's question for CUDA: a fused candidate is kept when the CUDA generator accepts
+/// it (rejected with its reason otherwise); single primitives are always kept, and one the
+/// generator rejects fails the plan later with that reason (cuda_single_rejects).
+KernelCheck cuda_backend_check(const Graph& graph);
+
+/// "" when the CUDA generator accepts every primitive of `graph` alone, otherwise the first it
+/// rejects and why: a model it cannot compile at all.
+std::string cuda_single_rejects(const Graph& graph);
+
+/// Time one launch of a kernel adds on the stream besides its work: back-to-back launches on
+/// recent NVIDIA GPUs cost a few microseconds each (a CUDA graph lowers it); an assumption of
+/// the analytic plan until a GPU measures it.
+inline constexpr double kCudaLaunchUs = 2.0;
+
+/// The fraction of the fp32 peak generated code is assumed to reach: the generator stages
+/// nothing in shared memory yet (cuda_source.h), so MatMuls and convolutions read every
+/// operand from L1/L2; an assumption until a GPU measures it.
+inline constexpr double kCudaComputeEfficiency = 0.25;
+
+/// Estimated latency of `kernel` (a kernel graph the generator accepts once its large constants
+/// are inputs; they count the same either way) on `gpu`: kCudaLaunchUs per launch
+/// of its generated code, plus the slower of its memory traffic (inputs, constants, outputs and
+/// its scratch written and read once, at HBM bandwidth) and its FLOPs at
+/// kCudaComputeEfficiency of the peak.
+double cuda_cost_us(const Graph& kernel, const schedule::GpuMachine& gpu);
+
+}  // namespace orch::driver

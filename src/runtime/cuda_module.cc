@@ -1,0 +1,258 @@
+#include "runtime/cuda_module.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "ir/error.h"
+#include "runtime/cuda_driver.h"
+#include "runtime/module_manifest.h"
+
+namespace orch::runtime {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Compute capability attributes of cuDeviceGetAttribute (CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_*).
+constexpr int kAttributeCcMajor = 75;
+constexpr int kAttributeCcMinor = 76;
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  check(in.good(), "{}: cannot read", path.string());
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// One device allocation, freed with its owner.
+struct DeviceBuffer {
+  const CudaDriver* driver = nullptr;
+  CuDevicePtr pointer = 0;
+  DeviceBuffer() = default;
+  DeviceBuffer(const CudaDriver& d, int64_t bytes, std::string_view what) : driver(&d) {
+    if (bytes > 0) cuda_check(d, d.mem_alloc(&pointer, static_cast<size_t>(bytes)), what);
+  }
+  DeviceBuffer(DeviceBuffer&& o) noexcept : driver(o.driver), pointer(o.pointer) { o.pointer = 0; }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    std::swap(driver, o.driver);
+    std::swap(pointer, o.pointer);
+    return *this;
+  }
+  ~DeviceBuffer() {
+    if (pointer != 0) driver->mem_free(pointer);
+  }
+};
+
+}  // namespace
+
+std::string cuda_unavailable() {
+  std::string why;
+  cuda_driver(&why);
+  return why;
+}
+
+bool is_cuda_module(const std::string& dir) {
+  fs::path manifest = fs::path(dir) / kManifestFile;
+  std::ifstream in(manifest, std::ios::binary);
+  if (!in.good()) return false;
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  try {
+    return !parse_manifest(text, manifest.string()).target.empty();
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+struct CudaModule::Impl {
+  const CudaDriver* d = nullptr;
+  int device = 0;
+  void* context = nullptr;
+  void* module = nullptr;
+  ModuleLayout layout;
+  std::vector<std::vector<void*>> functions;  // per kernel, per launch
+  DeviceBuffer arena, weights, scratch;
+  std::vector<DeviceBuffer> inputs, outputs;
+
+  ~Impl() {
+    if (module != nullptr) d->module_unload(module);
+    if (context != nullptr) {
+      arena = {}, weights = {}, scratch = {};
+      inputs.clear(), outputs.clear();
+      d->primary_ctx_release(device);
+    }
+  }
+
+  CuDevicePtr at(const Location& l) const {
+    switch (l.region) {
+      case Region::arena:
+        return arena.pointer + static_cast<CuDevicePtr>(l.offset);
+      case Region::weights:
+        return weights.pointer + static_cast<CuDevicePtr>(l.offset);
+      case Region::input:
+        return inputs[l.index].pointer;
+      case Region::output:
+        return outputs[l.index].pointer;
+    }
+    fail("unknown region");
+  }
+
+  void launch_kernel(size_t k) {
+    // cuLaunchKernel takes a pointer to each parameter: here, device pointers.
+    std::vector<CuDevicePtr> pointers;
+    for (const KernelValue& in : layout.kernel_inputs[k]) pointers.push_back(at(in.at));
+    for (const KernelValue& out : layout.kernel_outputs[k]) pointers.push_back(at(out.at));
+    pointers.push_back(scratch.pointer);
+    std::vector<void*> params;
+    for (CuDevicePtr& p : pointers) params.push_back(&p);
+    for (size_t i = 0; i < layout.launches[k].size(); ++i) {
+      const LaunchSpec& l = layout.launches[k][i];
+      cuda_check(*d,
+                 d->launch_kernel(functions[k][i], static_cast<unsigned>(l.blocks), 1, 1,
+                                  static_cast<unsigned>(l.threads), 1, 1, 0, nullptr, params.data(),
+                                  nullptr),
+                 fmt::format("launching {}", l.function));
+    }
+  }
+
+  Tensor copy_back(const TensorType& type, CuDevicePtr from) const {
+    Tensor t(type.dtype, type.shape);
+    cuda_check(*d, d->memcpy_dtoh(t.mutable_bytes(), from, t.nbytes()), "copying a result back");
+    return t;
+  }
+};
+
+CudaModule::CudaModule(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+CudaModule::CudaModule(CudaModule&&) noexcept = default;
+CudaModule& CudaModule::operator=(CudaModule&&) noexcept = default;
+CudaModule::~CudaModule() = default;
+
+CudaModule CudaModule::load(const std::string& dir, int device) {
+  fs::path root(dir);
+  fs::path manifest = root / kManifestFile;
+  ModuleLayout layout = parse_manifest(read_file(manifest), manifest.string());
+  check(!layout.target.empty(), "{}: a CPU module; load it with orch::Module", dir);
+  std::string why;
+  const CudaDriver* d = cuda_driver(&why);
+  check(d != nullptr, "{}: compiled for CUDA ({}), but this machine cannot run it: {}", dir,
+        layout.target, why);
+  auto impl = std::make_unique<Impl>();
+  impl->d = d;
+  int dev = 0, major = 0, minor = 0;
+  cuda_check(*d, d->device_get(&dev, device), fmt::format("GPU {}", device));
+  cuda_check(*d, d->device_attribute(&major, kAttributeCcMajor, dev), "compute capability");
+  cuda_check(*d, d->device_attribute(&minor, kAttributeCcMinor, dev), "compute capability");
+  // A cubin runs only on its own architecture's major version, at the same or a later minor.
+  int arch = 0;
+  bool parsed = std::sscanf(layout.target.c_str(), "sm_%d", &arch) == 1;
+  check(parsed && arch / 10 == major && arch % 10 <= minor,
+        "{}: compiled for {}, GPU {} is sm_{}{}: compile it with --gpu for this GPU", dir,
+        layout.target, device, major, minor);
+  impl->device = dev;
+  cuda_check(*d, d->primary_ctx_retain(&impl->context, dev), "creating a CUDA context");
+  cuda_check(*d, d->ctx_set_current(impl->context), "creating a CUDA context");
+  std::string cubin = read_file(root / layout.library_file);
+  cuda_check(*d, d->module_load_data(&impl->module, cubin.data()),
+             fmt::format("{}: loading {}", dir, layout.library_file));
+  for (size_t k = 0; k < layout.kernels.size(); ++k) {
+    impl->functions.emplace_back();
+    for (const LaunchSpec& l : layout.launches[k]) {
+      void* function = nullptr;
+      cuda_check(*d, d->module_get_function(&function, impl->module, l.function.c_str()),
+                 fmt::format("{}: kernel {} function {}", dir, layout.kernels[k].name, l.function));
+      impl->functions.back().push_back(function);
+    }
+  }
+  std::string weights = read_file(root / layout.weights_file);
+  check(static_cast<int64_t>(weights.size()) == layout.weights_bytes,
+        "{}: {} has {} bytes, the manifest says {}", dir, layout.weights_file, weights.size(),
+        layout.weights_bytes);
+  impl->weights = DeviceBuffer(*d, layout.weights_bytes, "allocating the weights");
+  if (!weights.empty())
+    cuda_check(*d, d->memcpy_htod(impl->weights.pointer, weights.data(), weights.size()),
+               "copying the weights");
+  impl->arena = DeviceBuffer(*d, layout.arena_bytes, "allocating the arena");
+  impl->scratch = DeviceBuffer(*d, layout.scratch_bytes, "allocating the scratch buffer");
+  for (const TensorSpec& s : layout.inputs)
+    impl->inputs.emplace_back(
+        *d, static_cast<int64_t>(num_elements(s.type.shape) * dtype_size(s.type.dtype)),
+        "allocating input " + s.name);
+  for (const TensorSpec& s : layout.outputs)
+    impl->outputs.emplace_back(
+        *d, static_cast<int64_t>(num_elements(s.type.shape) * dtype_size(s.type.dtype)),
+        "allocating output " + s.name);
+  impl->layout = std::move(layout);
+  return CudaModule(std::move(impl));
+}
+
+const std::vector<TensorSpec>& CudaModule::inputs() const {
+  return impl_->layout.inputs;
+}
+const std::vector<TensorSpec>& CudaModule::outputs() const {
+  return impl_->layout.outputs;
+}
+const std::vector<KernelSpec>& CudaModule::kernels() const {
+  return impl_->layout.kernels;
+}
+
+std::vector<Tensor> CudaModule::run(std::span<const Tensor> inputs,
+                                    const KernelHook& after_kernel) {
+  Impl& m = *impl_;
+  const CudaDriver& d = *m.d;
+  cuda_check(d, d.ctx_set_current(m.context), "selecting the CUDA context");
+  check(inputs.size() == m.layout.inputs.size(), "{} inputs given, the module takes {}",
+        inputs.size(), m.layout.inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const TensorSpec& s = m.layout.inputs[i];
+    check(inputs[i].dtype() == s.type.dtype && inputs[i].shape() == s.type.shape,
+          "input '{}' is {}, the module takes {}", s.name,
+          format_type({inputs[i].dtype(), inputs[i].shape()}), format_type(s.type));
+    if (inputs[i].nbytes() > 0)
+      cuda_check(d, d.memcpy_htod(m.inputs[i].pointer, inputs[i].bytes(), inputs[i].nbytes()),
+                 "copying input " + s.name);
+  }
+  for (size_t k = 0; k < m.layout.kernels.size(); ++k) {
+    m.launch_kernel(k);
+    if (!after_kernel) continue;
+    cuda_check(d, d.ctx_synchronize(), fmt::format("running kernel {}", m.layout.kernels[k].name));
+    std::vector<Tensor> outs;
+    for (const KernelValue& out : m.layout.kernel_outputs[k])
+      outs.push_back(m.copy_back(out.type, m.at(out.at)));
+    after_kernel(static_cast<int>(k), outs);
+  }
+  cuda_check(d, d.ctx_synchronize(), "running the module");
+  std::vector<Tensor> outputs;
+  for (size_t i = 0; i < m.layout.outputs.size(); ++i) {
+    const std::optional<Location>& from = m.layout.output_copy_from[i];
+    outputs.push_back(
+        m.copy_back(m.layout.outputs[i].type, from ? m.at(*from) : m.outputs[i].pointer));
+  }
+  return outputs;
+}
+
+double CudaModule::median_ms(int repeat) {
+  Impl& m = *impl_;
+  const CudaDriver& d = *m.d;
+  cuda_check(d, d.ctx_set_current(m.context), "selecting the CUDA context");
+  void *start = nullptr, *end = nullptr;
+  cuda_check(d, d.event_create(&start, 0), "creating an event");
+  cuda_check(d, d.event_create(&end, 0), "creating an event");
+  std::vector<double> ms;
+  for (int r = 0; r <= repeat; ++r) {
+    cuda_check(d, d.event_record(start, nullptr), "recording an event");
+    for (size_t k = 0; k < m.layout.kernels.size(); ++k) m.launch_kernel(k);
+    cuda_check(d, d.event_record(end, nullptr), "recording an event");
+    cuda_check(d, d.event_synchronize(end), "running the module");
+    float elapsed = 0;
+    cuda_check(d, d.event_elapsed_ms(&elapsed, start, end), "reading an event");
+    if (r > 0) ms.push_back(elapsed);  // the first run warms up
+  }
+  d.event_destroy(start);
+  d.event_destroy(end);
+  check(!ms.empty(), "median_ms: repeat must be at least 1");
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+}  // namespace orch::runtime

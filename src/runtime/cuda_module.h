@@ -1,0 +1,52 @@
+// A CUDA module (orch optimize --target cuda) on an NVIDIA GPU: the cubin loaded through the
+// driver API, the weights copied to the device once, one arena and one scratch buffer, and the
+// kernels' launches issued in plan order on the default stream. Written without a GPU to run
+// it on (issue #15): the first H200 session must check it (orch run DIR on each zoo module).
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "orch/module.h"
+
+namespace orch::runtime {
+
+/// "" when this machine can run CUDA modules (a CUDA driver and a GPU), otherwise why not.
+std::string cuda_unavailable();
+
+/// True when `dir` holds a module compiled for CUDA (its manifest's format says so); false for
+/// anything else, which Module::load then judges.
+bool is_cuda_module(const std::string& dir);
+
+class CudaModule {
+ public:
+  /// Loads the CUDA module in `dir` onto GPU `device`. Throws Error naming the problem: not a
+  /// CUDA module, no driver or GPU, a GPU of another architecture than the cubin's, a function
+  /// missing from the cubin, device memory exhausted.
+  static CudaModule load(const std::string& dir, int device = 0);
+  CudaModule(CudaModule&&) noexcept;
+  CudaModule& operator=(CudaModule&&) noexcept;
+  ~CudaModule();
+
+  const std::vector<TensorSpec>& inputs() const;
+  const std::vector<TensorSpec>& outputs() const;
+  const std::vector<KernelSpec>& kernels() const;
+
+  /// Copies the inputs to the device, runs every kernel, waits and copies the outputs back.
+  /// `after_kernel`, when set, gets kernel k's outputs (copied back after it ran) before the
+  /// next one starts, for checking a module kernel by kernel.
+  std::vector<Tensor> run(std::span<const Tensor> inputs, const KernelHook& after_kernel = {});
+
+  /// The device time of the launch sequence alone (CUDA events around it), on the inputs of
+  /// the last run: the median of `repeat` runs after one warm-up, in milliseconds.
+  double median_ms(int repeat);
+
+ private:
+  struct Impl;
+  explicit CudaModule(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace orch::runtime

@@ -1,0 +1,95 @@
+// A plan as a CUDA module: each kernel's CUDA C with its GPU tile config, one NVRTC compile.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <chrono>
+#include <optional>
+
+#include "codegen/cuda/cuda_nvrtc.h"
+#include "codegen/cuda/cuda_source.h"
+#include "ir/error.h"
+#include "runtime/module_format.h"
+#include "schedule/gpu/gpu_tiles.h"
+#include "stitch/layouter.h"
+#include "stitch/stitch.h"
+
+namespace orch::stitch {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The fastest legal GPU tile config of `kernel` by the analytic model; nullopt when the kernel
+// has no tile graph the configs understand (the generator then uses its default geometry).
+std::optional<schedule::ScoredGpuConfig> best_config(const Graph& kernel,
+                                                     const schedule::GpuMachine& gpu) {
+  try {
+    schedule::TileGraph tg = schedule::make_tile_graph(kernel);
+    std::vector<schedule::ScoredGpuConfig> configs = schedule::gpu_configs(tg, gpu, 1);
+    if (configs.empty()) return std::nullopt;
+    return configs.front();
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+// "block=64,64 thread=4,4 reduce_step=32 est_us=1.25": the report's and manifest's config text.
+std::string config_text(const schedule::ScoredGpuConfig& s) {
+  return fmt::format("block={} thread={} reduce_step={} est_us={:.2f}",
+                     fmt::join(s.config.block, ","), fmt::join(s.config.thread, ","),
+                     s.config.reduce_step, s.cost.time_us);
+}
+
+}  // namespace
+
+StitchResult stitch_cuda(const Graph& graph, const OrchestrationProblem& problem, const Plan& plan,
+                         std::span<const codegen::KernelChoice> choices, const std::string& out_dir,
+                         const schedule::GpuMachine& gpu, const StitchOptions& options) {
+  auto start = std::chrono::steady_clock::now();
+  std::string unavailable = codegen::nvrtc_unavailable();
+  if (!unavailable.empty()) throw Unsupported("CUDA modules need NVRTC: " + unavailable);
+  Layouter layouter(graph, options.min_weight_bytes);
+  ModuleLayout layout = start_layout(graph, problem, plan, choices, options, layouter);
+  layout.target = "cuda";
+  layout.sm_arch = gpu.cc_major * 10 + gpu.cc_minor;
+  layout.gpu = gpu.name;
+
+  fs::path out(out_dir);
+  fs::create_directories(out);
+  StitchResult result;
+  std::string source = codegen::cuda_prelude();
+  std::vector<ValueId> outputs;
+  for (size_t i = 0; i < plan.kernels.size(); ++i) {
+    StitchedKernel k = plan_kernel(graph, problem, plan, choices, i, outputs);
+    k.backend = "cuda";
+    layouter.lay_out_kernel(k, outputs, layout);
+    std::string why = codegen::cuda_reject(k.graph);
+    check(why.empty(), "kernel {} cannot be generated for CUDA: {}", k.name, why);
+    std::optional<schedule::ScoredGpuConfig> config = best_config(k.graph, gpu);
+    codegen::CudaKernelSource ks =
+        codegen::cuda_kernel_source(k.graph, k.name + "_", config ? &config->config : nullptr);
+    k.choice.backend = "cuda";
+    k.choice.config = config ? config_text(*config) : "default";
+    k.launches = ks.launches;
+    k.scratch_bytes = ks.scratch_bytes;
+    layout.scratch_bytes = std::max(layout.scratch_bytes, ks.scratch_bytes);
+    source += fmt::format("\n// {}: {} primitives\n", k.name, k.primitives.size());
+    source += ks.code;
+    result.cuda_kernels += 1;
+    result.cuda_launches += static_cast<int>(ks.launches.size());
+    layout.kernels.push_back(std::move(k));
+  }
+  layouter.place_copied_outputs(layout);
+
+  write_file(out / runtime::kCudaSourceFile, source);
+  codegen::CudaBinary binary =
+      codegen::nvrtc_compile(source, runtime::kCudaSourceFile, gpu.cc_major, gpu.cc_minor);
+  write_file(out / runtime::kCubinFile, binary.cubin);
+  if (!binary.log.empty()) result.notes.push_back("NVRTC: " + binary.log);
+  finish_module(graph, layout, out,
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+                result);
+  return result;
+}
+
+}  // namespace orch::stitch

@@ -1,0 +1,204 @@
+// `--target cuda --compile-only` without a GPU: every zoo model planned with analytic GPU costs,
+// generated as CUDA C, compiled by NVRTC into one sm_90 cubin and validated by running the
+// generated code on the host against the interpreter (small shapes; the published shapes are
+// compiled only, below). Skipped when NVRTC is missing.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "codegen/cuda/cuda_nvrtc.h"
+#include "driver/cuda_target.h"
+#include "driver/optimize.h"
+#include "driver/pipeline.h"
+#include "driver/tune.h"
+#include "fission/fission.h"
+#include "ir/error.h"
+#include "ir/text_format.h"
+#include "orch/module.h"
+#include "rewrite/rewrite.h"
+#include "stitch_test_util.h"
+#include "zoo/zoo.h"
+
+namespace orch::stitch_test {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+struct CudaCase {
+  std::string_view name;
+  int64_t size;
+  /// Minutes rather than seconds (candidate enumeration of the large CNNs): run only with
+  /// ORCH_CUDA_HOST_ALL=1, which `ctest -L long` sets (tests/CMakeLists.txt).
+  bool long_case = false;
+};
+
+// The smallest legal shapes, as in zoo_module_test.cc: the host runs every kernel serially.
+constexpr CudaCase kCases[] = {
+    {"candy", 4},
+    {"segformer-b0", 32, true},
+    {"efficientvit-b1", 32},
+    {"yolox-nano", 32, true},
+    {"yolov4", 32, true},
+    {"vit-b16-layer", 4},
+    {"bert-base-layer", 4},
+    {"transformer-tiny", 4},
+};
+
+void PrintTo(const CudaCase& c, std::ostream* os) {
+  *os << c.name << ":" << c.size;
+}
+
+class CudaModule : public testing::TestWithParam<CudaCase> {};
+
+TEST_P(CudaModule, CompilesForSm90AndMatchesTheInterpreterOnTheHost) {
+  std::string unavailable = codegen::nvrtc_unavailable();
+  if (!unavailable.empty()) GTEST_SKIP() << unavailable;
+  const CudaCase& c = GetParam();
+  const char* all = std::getenv("ORCH_CUDA_HOST_ALL");
+  if (c.long_case && (all == nullptr || std::string(all) != "1"))
+    GTEST_SKIP() << "a long case: ORCH_CUDA_HOST_ALL=1 or ctest -L long runs it";
+  std::string name(c.name);
+  auto start = Clock::now();
+  Graph primitives = rewrite::rewrite(fission::fission(zoo::build_model(name, {.size = c.size})),
+                                      driver::default_rewrite_options());
+
+  driver::TuneOptions tune;
+  tune.analytic = true;
+  tune.target = driver::Target::cuda;
+  driver::TunedModel tuned = driver::tune_model(std::move(primitives), tune);
+  for (const PlanKernel& k : tuned.plan.kernels)
+    EXPECT_EQ(tuned.choices[k.candidate].backend, "cuda");
+
+  std::string dir = temp_dir("cuda_" + name);
+  driver::OptimizeOptions build;  // validation: the CUDA code run on the host, kernel by kernel
+  build.tune = tune;
+  stitch::StitchResult r =
+      driver::build_module(tuned.graph, tuned.problem, tuned.plan, tuned.choices, dir, build);
+  EXPECT_EQ(r.cuda_kernels, static_cast<int>(tuned.plan.kernels.size()));
+  EXPECT_GE(r.cuda_launches, r.cuda_kernels);
+
+  EXPECT_EQ(codegen::cubin_sm_arch(read_file(fs::path(dir) / "kernels.cubin")), 90);
+  nlohmann::json manifest = nlohmann::json::parse(read_file(fs::path(dir) / "manifest.json"));
+  EXPECT_EQ(manifest.at("format"), "orch-cuda-module");
+  EXPECT_EQ(manifest.at("target"), "sm_90");
+  EXPECT_EQ(manifest.at("kernels").size(), tuned.plan.kernels.size());
+  std::string source = read_file(fs::path(dir) / "kernels.cu");
+  for (const nlohmann::json& k : manifest.at("kernels"))
+    for (const nlohmann::json& launch : k.at("launches")) {
+      EXPECT_NE(source.find(launch.at("function").get<std::string>() + "("), std::string::npos)
+          << launch.at("function");
+      EXPECT_GT(launch.at("blocks").get<int64_t>(), 0);
+      EXPECT_GT(launch.at("threads").get<int>(), 0);
+      EXPECT_LE(launch.at("threads").get<int>(), 1024);
+    }
+  // The CPU runtime refuses the module, naming why.
+  try {
+    Module::load(dir);
+    ADD_FAILURE() << "a CUDA module loaded on the CPU runtime";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("compiled for CUDA"), std::string::npos) << e.what();
+  }
+  fs::remove_all(dir);
+  fmt::print("{} at size {}: {} CUDA kernels, {} launches, plan {:.1f} us estimated, {:.1f} s\n",
+             name, c.size, r.cuda_kernels, r.cuda_launches, tuned.plan.objective_us,
+             seconds_since(start));
+}
+
+INSTANTIATE_TEST_SUITE_P(Zoo, CudaModule, testing::ValuesIn(kCases),
+                         [](const testing::TestParamInfo<CudaCase>& info) {
+                           std::string name(info.param.name);
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
+
+// The published shapes (the zoo's defaults), compiled only: the host cannot run them in a test's
+// time, and the generated code differs from the small shapes' only in its constants.
+class CudaModulePublished : public testing::TestWithParam<zoo::ModelInfo> {};
+
+TEST_P(CudaModulePublished, CompilesForSm90) {
+  std::string unavailable = codegen::nvrtc_unavailable();
+  if (!unavailable.empty()) GTEST_SKIP() << unavailable;
+  const zoo::ModelInfo& model = GetParam();
+  auto start = Clock::now();
+  Graph primitives = rewrite::rewrite(fission::fission(zoo::build_model(model.name, {})),
+                                      driver::default_rewrite_options());
+  driver::TuneOptions tune;
+  tune.analytic = true;
+  tune.target = driver::Target::cuda;
+  driver::TunedModel tuned = driver::tune_model(std::move(primitives), tune);
+  double tune_s = seconds_since(start);
+  std::string dir = temp_dir("cuda_full_" + std::string(model.name));
+  driver::OptimizeOptions build;
+  build.tune = tune;
+  build.validate = false;
+  stitch::StitchResult r =
+      driver::build_module(tuned.graph, tuned.problem, tuned.plan, tuned.choices, dir, build);
+  EXPECT_EQ(r.cuda_kernels, static_cast<int>(tuned.plan.kernels.size()));
+  EXPECT_EQ(codegen::cubin_sm_arch(read_file(fs::path(dir) / "kernels.cubin")), 90);
+  fs::remove_all(dir);
+  fmt::print(
+      "{} (published shape): {} primitives, {} CUDA kernels, {} launches, plan {:.1f} us "
+      "estimated; tune {:.1f} s, stitch {:.1f} s\n",
+      model.name, tuned.graph.num_nodes(), r.cuda_kernels, r.cuda_launches, tuned.plan.objective_us,
+      tune_s, r.seconds);
+}
+
+INSTANTIATE_TEST_SUITE_P(Zoo, CudaModulePublished, testing::ValuesIn(zoo::all_models()),
+                         [](const testing::TestParamInfo<zoo::ModelInfo>& info) {
+                           std::string name(info.param.name);
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
+
+TEST(CudaTarget, MeasuringCudaKernelsIsRefused) {
+  driver::TuneOptions tune;
+  tune.target = driver::Target::cuda;  // not analytic
+  Graph g = fission::fission(zoo::build_model("transformer-tiny", {.size = 4}));
+  try {
+    driver::tune_model(std::move(g), tune);
+    ADD_FAILURE() << "tuned CUDA kernels without a profiler";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--compile-only"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CudaTarget, UnknownGpuNamesTheShippedOnes) {
+  try {
+    driver::target_gpu("v100");
+    ADD_FAILURE() << "found a v100 description";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("a100, h200"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(driver::target_gpu("h200").cc_major, 9);
+  EXPECT_EQ(driver::target_gpu("a100").cc_major, 8);
+}
+
+TEST(CudaTarget, CostCountsLaunchesAndTraffic) {
+  // relu over 1M floats: one launch, 8 MiB of HBM traffic (read once, written once).
+  Graph g = parse_graph(R"(graph main(%x: f32[1024,1024]) {
+    %y: f32[1024,1024] = prim.Elementwise(%x) {fn = "relu"}
+    return %y
+  })");
+  schedule::GpuMachine h200 = driver::target_gpu("h200");
+  double want = driver::kCudaLaunchUs + 8.0 * 1024 * 1024 / (h200.hbm_gbs * 1e3);
+  EXPECT_NEAR(driver::cuda_cost_us(g, h200), want, 0.01);
+}
+
+}  // namespace
+}  // namespace orch::stitch_test
