@@ -106,16 +106,11 @@ void validate_module(const std::string& dir, const Graph& graph, std::span<const
                    [&](const KernelHook& hook) { return module.run(context, inputs, hook); });
 }
 
-std::string validate_cuda_module(const std::string& dir, const Graph& graph, uint64_t seed) {
-  if (!runtime::cuda_unavailable().empty()) {
-    validate_cuda_module_on_host(dir, graph, seed);
-    return "the CUDA code run on the host";
-  }
+void validate_cuda_module_on_gpu(const std::string& dir, const Graph& graph, uint64_t seed) {
   runtime::CudaModule module = runtime::CudaModule::load(dir);
   std::vector<Tensor> inputs = interp::random_inputs(graph, seed);
   check_module_run(dir, graph, inputs, module.kernels(), module.outputs(),
                    [&](const KernelHook& hook) { return module.run(inputs, hook); });
-  return "on the GPU";
 }
 
 stitch::StitchResult build_module(const Graph& graph, const OrchestrationProblem& problem,
@@ -135,9 +130,16 @@ stitch::StitchResult build_module(const Graph& graph, const OrchestrationProblem
     say(options, fmt::format("stitched {} kernels in {:.1f} s", result.kernels, result.seconds));
     if (options.validate) {
       auto start = Clock::now();
-      std::string where =
-          cuda ? " (" + validate_cuda_module(temp.string(), graph, options.seed) + ")" : "";
-      if (!cuda) validate_module(temp.string(), graph, options.seed, options.threads);
+      std::string where;
+      if (!cuda) {
+        validate_module(temp.string(), graph, options.seed, options.threads);
+      } else if (options.validate_on_gpu) {
+        validate_cuda_module_on_gpu(temp.string(), graph, options.seed);
+        where = " (on the GPU)";
+      } else {
+        validate_cuda_module_on_host(temp.string(), graph, options.seed);
+        where = " (the CUDA code run on the host)";
+      }
       say(options, fmt::format("validated against the interpreter{} in {:.1f} s", where,
                                seconds_since(start)));
     }

@@ -23,7 +23,10 @@ struct OptimizeOptions {
   stitch::StitchOptions stitch;
   int threads = 0;       // kernel threads while validating; 0: one per core
   bool validate = true;  // run the module on random inputs against the interpreter
-  uint64_t seed = 1;     // of the validation inputs
+  /// CUDA modules: validate on this machine's GPU (runtime/cuda_module.h) instead of running the
+  /// generated code on the host.
+  bool validate_on_gpu = false;
+  uint64_t seed = 1;  // of the validation inputs
   /// full: Korch's orchestration over every candidate; operator / greedy: the benchmark's
   /// baselines (fusion_policy.h), which skip the rewrite stage (they need fission's origins).
   FusionPolicy fusion = FusionPolicy::full;
@@ -74,10 +77,9 @@ void check_module_run(const std::string& dir, const Graph& graph, std::span<cons
                       std::span<const KernelSpec> kernels, std::span<const TensorSpec> outputs,
                       const ModuleRun& run);
 
-/// The CUDA module in `dir` (stitch_cuda) validated like validate_module: on the GPU when this
-/// machine has one (runtime/cuda_module.h), otherwise on the host. Returns where it ran, for
-/// the log ("on the GPU" or "the CUDA code run on the host").
-std::string validate_cuda_module(const std::string& dir, const Graph& graph, uint64_t seed);
+/// The CUDA module in `dir` (stitch_cuda) validated like validate_module on this machine's GPU
+/// (runtime/cuda_module.h; throws Error when there is none or it is of another architecture).
+void validate_cuda_module_on_gpu(const std::string& dir, const Graph& graph, uint64_t seed);
 
 /// Without a GPU: kernels.cu compiled for the host (codegen/cuda/cuda_emulate.h) and every
 /// kernel's launches run there in plan order, each value a kernel writes compared with the

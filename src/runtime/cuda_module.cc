@@ -45,6 +45,16 @@ struct DeviceBuffer {
   }
 };
 
+// A CUDA event, destroyed with its owner.
+struct Event {
+  const CudaDriver& d;
+  void* event = nullptr;
+  explicit Event(const CudaDriver& driver) : d(driver) {
+    cuda_check(d, d.event_create(&event, 0), "creating an event");
+  }
+  ~Event() { d.event_destroy(event); }
+};
+
 }  // namespace
 
 std::string cuda_unavailable() {
@@ -59,7 +69,7 @@ bool is_cuda_module(const std::string& dir) {
   if (!in.good()) return false;
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   try {
-    return !parse_manifest(text, manifest.string()).target.empty();
+    return parse_manifest(text, manifest.string()).cuda;
   } catch (const Error&) {
     return false;
   }
@@ -76,12 +86,13 @@ struct CudaModule::Impl {
   std::vector<DeviceBuffer> inputs, outputs;
 
   ~Impl() {
+    if (context == nullptr) return;
+    // Unloading and freeing act on the current context, which another module may have set.
+    d->ctx_set_current(context);
     if (module != nullptr) d->module_unload(module);
-    if (context != nullptr) {
-      arena = {}, weights = {}, scratch = {};
-      inputs.clear(), outputs.clear();
-      d->primary_ctx_release(device);
-    }
+    arena = {}, weights = {}, scratch = {};
+    inputs.clear(), outputs.clear();
+    d->primary_ctx_release(device);
   }
 
   CuDevicePtr at(const Location& l) const {
@@ -132,7 +143,7 @@ CudaModule CudaModule::load(const std::string& dir, int device) {
   fs::path root(dir);
   fs::path manifest = root / kManifestFile;
   ModuleLayout layout = parse_manifest(read_file(manifest), manifest.string());
-  check(!layout.target.empty(), "{}: a CPU module; load it with orch::Module", dir);
+  check(layout.cuda, "{}: a CPU module; load it with orch::Module", dir);
   std::string why;
   const CudaDriver* d = cuda_driver(&why);
   check(d != nullptr, "{}: compiled for CUDA ({}), but this machine cannot run it: {}", dir,
@@ -232,27 +243,24 @@ std::vector<Tensor> CudaModule::run(std::span<const Tensor> inputs,
 }
 
 double CudaModule::median_ms(int repeat) {
+  check(repeat >= 1, "median_ms: repeat must be at least 1");
   Impl& m = *impl_;
   const CudaDriver& d = *m.d;
   cuda_check(d, d.ctx_set_current(m.context), "selecting the CUDA context");
-  void *start = nullptr, *end = nullptr;
-  cuda_check(d, d.event_create(&start, 0), "creating an event");
-  cuda_check(d, d.event_create(&end, 0), "creating an event");
+  Event start(d), end(d);
   std::vector<double> ms;
   for (int r = 0; r <= repeat; ++r) {
-    cuda_check(d, d.event_record(start, nullptr), "recording an event");
+    cuda_check(d, d.event_record(start.event, nullptr), "recording an event");
     for (size_t k = 0; k < m.layout.kernels.size(); ++k) m.launch_kernel(k);
-    cuda_check(d, d.event_record(end, nullptr), "recording an event");
-    cuda_check(d, d.event_synchronize(end), "running the module");
+    cuda_check(d, d.event_record(end.event, nullptr), "recording an event");
+    cuda_check(d, d.event_synchronize(end.event), "running the module");
     float elapsed = 0;
-    cuda_check(d, d.event_elapsed_ms(&elapsed, start, end), "reading an event");
+    cuda_check(d, d.event_elapsed_ms(&elapsed, start.event, end.event), "reading an event");
     if (r > 0) ms.push_back(elapsed);  // the first run warms up
   }
-  d.event_destroy(start);
-  d.event_destroy(end);
-  check(!ms.empty(), "median_ms: repeat must be at least 1");
   std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
+  size_t n = ms.size();
+  return n % 2 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2;
 }
 
 }  // namespace orch::runtime

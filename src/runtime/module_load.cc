@@ -123,7 +123,7 @@ void load_module(const std::string& dir_text, Module::Impl& impl) {
         manifest.string());
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   ModuleLayout layout = parse_manifest(text, manifest.string());
-  check(layout.target.empty(),
+  check(!layout.cuda,
         "{}: a module compiled for CUDA ({}, orch optimize --target cuda); this runtime runs CPU "
         "modules only",
         manifest.string(), layout.target);

@@ -1,5 +1,6 @@
 #include "runtime/module_manifest.h"
 
+#include <cstdio>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -39,8 +40,11 @@ class Reader {
   // JSON integers only: a float (1e300) would be undefined behaviour to convert.
   int64_t number(const json& v, const char* name, int64_t lo, int64_t hi) const {
     check(v.is_number_integer(), "{}: field '{}' has the wrong type", path_, name);
-    bool fits = v.is_number_unsigned() ? v.get<uint64_t>() <= static_cast<uint64_t>(hi)
-                                       : v.get<int64_t>() >= lo && v.get<int64_t>() <= hi;
+    // The parser stores non-negative integers as unsigned: both bounds apply to them too.
+    bool fits = v.is_number_unsigned()
+                    ? v.get<uint64_t>() <= static_cast<uint64_t>(hi) &&
+                          (lo <= 0 || v.get<uint64_t>() >= static_cast<uint64_t>(lo))
+                    : v.get<int64_t>() >= lo && v.get<int64_t>() <= hi;
     check(fits, "{}: field '{}' is out of range [{}, {}]", path_, name, lo, hi);
     return v.get<int64_t>();
   }
@@ -174,8 +178,13 @@ ModuleLayout parse_manifest(std::string_view text, const std::string& path) {
         version, kManifestVersion);
   ModuleLayout layout;
   layout.arena_bytes = r.integer(root, "arena_bytes");
+  layout.cuda = cuda;
   if (cuda) {
     layout.target = r.text(root, "target");
+    int arch = 0, end = 0;
+    check(std::sscanf(layout.target.c_str(), "sm_%d%n", &arch, &end) == 1 &&
+              end == static_cast<int>(layout.target.size()) && arch > 0,
+          "{}: target '{}' is not an sm_<N> architecture", path, layout.target);
     layout.scratch_bytes = r.integer(root, "scratch_bytes");
   }
   layout.weights_bytes = r.integer(root, "weights_bytes");
@@ -208,6 +217,8 @@ ModuleLayout parse_manifest(std::string_view text, const std::string& path) {
       check(spec.backend == "cuda" && !r.boolean(k, "external"),
             "{}: kernel {} of a CUDA module has backend '{}'", path, spec.name, spec.backend);
       layout.launches.push_back(launch_specs(r, k));
+      check(r.integer(k, "scratch_bytes") <= layout.scratch_bytes,
+            "{}: kernel {} uses more scratch than the module has", path, spec.name);
     }
     layout.kernels.push_back(std::move(spec));
     layout.external.push_back(r.boolean(k, "external") ? std::optional(external_spec(r, k, layout))

@@ -37,8 +37,9 @@ struct LaunchSpec {
 
 /// What the manifest says, every location checked to lie inside its region.
 struct ModuleLayout {
-  /// "" for a CPU module; a CUDA module's architecture ("sm_90"), with its kernels' launches
-  /// (one list per kernel, in order) and the scratch buffer every launch gets last.
+  /// A CUDA module (format "orch-cuda-module"): its architecture ("sm_90"), its kernels'
+  /// launches (one list per kernel, in order) and the scratch buffer every launch gets last.
+  bool cuda = false;
   std::string target;
   std::vector<std::vector<LaunchSpec>> launches;
   int64_t scratch_bytes = 0;

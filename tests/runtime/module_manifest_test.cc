@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -155,6 +156,56 @@ TEST(ModuleManifest, RejectsAnExternalWeightOutsideTheWeights) {
   m = small_manifest();
   m["kernels"][0]["backend"] = "halide";
   EXPECT_EQ(parse_error(m.dump()), "m.json: kernel k0 has unknown backend 'halide'");
+}
+
+// The same module compiled for CUDA: one launch of one function, a scratch buffer.
+json cuda_manifest() {
+  json m = small_manifest();
+  m["format"] = "orch-cuda-module";
+  m["library"] = "kernels.cubin";
+  m["target"] = "sm_90";
+  m["scratch_bytes"] = 256;
+  json& k = m["kernels"][0];
+  k["backend"] = "cuda";
+  k["external"] = false;
+  k.erase("graph");
+  k.erase("weights");
+  k["launches"] = {{{"function", "k0_0_y"}, {"blocks", 1}, {"threads", 6}}};
+  k["scratch_bytes"] = 0;
+  return m;
+}
+
+TEST(ModuleManifest, ParsesACudaModule) {
+  ModuleLayout layout = parse_manifest(cuda_manifest().dump(), "m.json");
+  EXPECT_TRUE(layout.cuda);
+  EXPECT_EQ(layout.target, "sm_90");
+  EXPECT_EQ(layout.scratch_bytes, 256);
+  ASSERT_EQ(layout.launches.size(), 1u);
+  ASSERT_EQ(layout.launches[0].size(), 1u);
+  EXPECT_EQ(layout.launches[0][0].function, "k0_0_y");
+  EXPECT_EQ(layout.launches[0][0].threads, 6);
+  EXPECT_FALSE(parse_manifest(small_manifest().dump(), "m.json").cuda);
+}
+
+TEST(ModuleManifest, RejectsDamagedCudaFields) {
+  struct Case {
+    std::function<void(json&)> damage;
+    std::string message;
+  } cases[] = {
+      {[](json& m) { m["target"] = ""; }, "is not an sm_<N> architecture"},
+      {[](json& m) { m["target"] = "sm_90; rm -rf"; }, "is not an sm_<N> architecture"},
+      {[](json& m) { m["kernels"][0]["backend"] = "halide"; }, "of a CUDA module has backend"},
+      {[](json& m) { m["kernels"][0]["launches"] = json::array(); }, "has no launches"},
+      {[](json& m) { m["kernels"][0]["launches"][0]["threads"] = 2048; }, "threads"},
+      {[](json& m) { m["kernels"][0]["launches"][0]["blocks"] = 0; }, "blocks"},
+      {[](json& m) { m["kernels"][0]["scratch_bytes"] = 512; }, "more scratch than the module"},
+  };
+  for (const Case& c : cases) {
+    json m = cuda_manifest();
+    c.damage(m);
+    std::string error = parse_error(m.dump());
+    EXPECT_NE(error.find(c.message), std::string::npos) << c.message << ": " << error;
+  }
 }
 
 TEST(ModuleManifest, RejectsWhatIsNotAManifest) {

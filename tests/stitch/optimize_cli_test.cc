@@ -6,6 +6,7 @@
 
 #include "../common/orch_cli.h"
 #include "codegen/cuda/cuda_nvrtc.h"
+#include "runtime/cuda_module.h"
 
 namespace orch::cli_test {
 namespace {
@@ -64,12 +65,29 @@ TEST_F(OptimizeCli, CudaTargetErrorsNameTheProblem) {
       {"--target cuda", "--target cuda needs --compile-only"},
       {"--target tpu --compile-only", "unknown target 'tpu'"},
       {"--target cuda --compile-only --gpu v100", "GPU 'v100'"},
+      {"--validate-on-gpu", "--validate-on-gpu applies to --target cuda"},
   };
   for (const Case& c : cases) {
     Outcome r = orch_cli(fmt::format("optimize {} -o {} {}", model, path("out"), c.flags));
     EXPECT_EQ(r.exit_code, 1) << c.flags << "\n" << r.output;
     EXPECT_NE(r.output.find(c.message), std::string::npos) << c.flags << "\n" << r.output;
     EXPECT_FALSE(fs::exists(path("out"))) << c.flags;
+  }
+}
+
+TEST_F(OptimizeCli, ValidatingOnAMissingGpuSaysWhy) {
+  if (!runtime::cuda_unavailable().empty() && codegen::nvrtc_unavailable().empty()) {
+    std::string model = std::string(ORCH_SOURCE_DIR) + "/examples/tiny_mlp.orch.txt";
+    Outcome r =
+        orch_cli(fmt::format("optimize {} -o {} --target cuda --compile-only -q "
+                             "--validate-on-gpu",
+                             model, path("out")));
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_NE(r.output.find("cannot run it: " + runtime::cuda_unavailable()), std::string::npos)
+        << r.output;
+    EXPECT_FALSE(fs::exists(path("out")));
+  } else {
+    GTEST_SKIP() << "needs NVRTC and no GPU";
   }
 }
 

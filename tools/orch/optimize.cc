@@ -26,6 +26,7 @@ struct OptimizeArgs {
   std::string target = "cpu";
   std::string gpu = "h200";
   bool compile_only = false;
+  bool validate_on_gpu = false;
 };
 
 // "1.50 MiB", "3.0 KiB", "512 B".
@@ -54,6 +55,9 @@ void run_optimize(const OptimizeArgs& args) {
   options.threads = args.threads;
   options.tune.threads = args.threads;
   options.validate = !args.no_validate;
+  options.validate_on_gpu = args.validate_on_gpu;
+  check(!args.validate_on_gpu || options.tune.target == driver::Target::cuda,
+        "--validate-on-gpu applies to --target cuda");
   if (!args.quiet) {
     options.log = [](std::string_view line) { fmt::print("{}\n", line); };
     // Tuning is the long step: a line every 10 measurements and at the end of each round.
@@ -120,8 +124,12 @@ void add_optimize_command(CLI::App& app) {
                   "With --target cuda: the GPU to plan and compile for, a description file or a "
                   "shipped name (h200, default; a100)");
   cmd->add_flag("--compile-only", args->compile_only,
-                "Run nothing on the target: plan with analytic costs (like --analytic) and "
-                "compile; a CUDA module is validated by running its code on the host");
+                "Measure nothing on the target: plan with analytic costs (like --analytic) and "
+                "compile; a CUDA module is validated by running its code on the host unless "
+                "--validate-on-gpu");
+  cmd->add_flag("--validate-on-gpu", args->validate_on_gpu,
+                "With --target cuda: validate the module on this machine's GPU, kernel by "
+                "kernel, instead of running its code on the host");
   cmd->callback([args] { run_optimize(*args); });
 }
 

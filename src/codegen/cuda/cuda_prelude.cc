@@ -73,6 +73,7 @@ std::string host_prelude() {
   return R"(// Host emulation of generated CUDA C: each launch runs its blocks and threads serially.
 #include <math.h>
 #define __global__
+#define __launch_bounds__(threads)
 #define __device__
 #define __forceinline__ inline
 #define ORCH_FN static inline

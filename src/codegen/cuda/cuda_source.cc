@@ -312,7 +312,10 @@ CudaKernelSource cuda_kernel_source(const Graph& kernel, const std::string& pref
     std::string store =
         value.type.dtype == DType::boolean ? fmt::format("({}) ? 1 : 0", result) : result;
     std::string name = fmt::format("{}_{}_{}", prefix, k, sanitize(value.name));
-    functions += fmt::format("extern \"C\" __global__ void {}({}) {{\n", name, signature);
+    // The launch's block size as a bound: without it NVRTC may use more registers per thread
+    // than a block of that size can have, and the launch would fail on the GPU.
+    functions += fmt::format("extern \"C\" __global__ void __launch_bounds__({}) {}({}) {{\n",
+                             geo.threads, name, signature);
     functions += indent(scratch_pointers, 2);
     functions += indent(
         geo.head +
