@@ -2,18 +2,27 @@
 #include "schedule/gpu/gpu_coalescing.h"
 
 #include <algorithm>
-#include <set>
+#include <limits>
+#include <vector>
 
 namespace orch::schedule {
 
 WarpSectors warp_sectors(std::span<const int64_t> offsets, int64_t access_bytes, int64_t sector) {
-  std::set<int64_t> sectors, bytes;
-  for (int64_t o : offsets) {
-    for (int64_t s = o / sector; s <= (o + access_bytes - 1) / sector; ++s) sectors.insert(s);
-    for (int64_t b = o; b < o + access_bytes; ++b) bytes.insert(b);
+  // Sorted starts: the accesses' byte ranges merged and their sectors counted in one pass (the
+  // tile search calls this for every access of every config; sets were most of its time).
+  std::vector<int64_t> starts(offsets.begin(), offsets.end());
+  std::sort(starts.begin(), starts.end());
+  int64_t distinct = 0, sectors = 0;
+  int64_t covered = std::numeric_limits<int64_t>::min();  // bytes below this are counted
+  int64_t last_sector = std::numeric_limits<int64_t>::min();
+  for (int64_t o : starts) {
+    int64_t end = o + access_bytes;
+    distinct += std::max<int64_t>(0, end - std::max(o, covered));
+    covered = std::max(covered, end);
+    for (int64_t s = std::max(o / sector, last_sector + 1); s <= (end - 1) / sector; ++s)
+      ++sectors, last_sector = s;
   }
-  int64_t distinct = static_cast<int64_t>(bytes.size());
-  return {static_cast<int64_t>(sectors.size()), distinct, (distinct + sector - 1) / sector};
+  return {sectors, distinct, (distinct + sector - 1) / sector};
 }
 
 int64_t flat_index(const Shape& shape, const std::vector<int64_t>& point) {
