@@ -21,7 +21,8 @@ namespace orch::profile {
 
 /// orch's version, part of every key (a new version re-measures). 0.2.1: the check before
 /// timing no longer fails kernels whose outputs hold equal infinities (stored failures are stale).
-inline constexpr const char* kOrchVersion = "0.2.1";
+/// 0.2.2: Halide's tanh, sinh and cosh vectorize (stored times of kernels with them are stale).
+inline constexpr const char* kOrchVersion = "0.2.2";
 
 /// One measurement of one kernel with one backend configuration.
 struct TuningRecord {

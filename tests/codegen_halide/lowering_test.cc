@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -30,6 +31,29 @@ TEST(HalideLowering, ElementwiseChain) {
   Graph g = parse_graph(kChain);
   EXPECT_EQ(halide_reject(g), "");
   EXPECT_EQ(halide_matches(g, 1), "");
+}
+
+// tanh, sinh and cosh are written out (halide_math.cc): checked on a sweep of [-30, 30] that
+// crosses every branch point (0.5, 0.625, the exp clamp), tiny values, and inf and NaN.
+TEST(HalideLowering, VectorHyperbolicFunctions) {
+  std::vector<float> xs = {0.0f,    -0.0f, 1e-30f, -1e-7f, 0.4999f, 0.5f,     0.6249f,   0.625f,
+                           -0.625f, 9.0f,  44.1f,  89.0f,  -89.0f,  INFINITY, -INFINITY, NAN};
+  for (int i = -3000; i <= 3000; ++i) xs.push_back(static_cast<float>(i) / 100);
+  int64_t n = static_cast<int64_t>(xs.size());
+  for (const char* fn : {"tanh", "sinh", "cosh"}) {
+    Graph g = parse_graph(fmt::format(R"(graph g(%x: f32[{0}]) {{
+  %y: f32[{0}] = prim.Elementwise(%x) {{fn = "{1}"}}
+  return %y
+}})",
+                                      n, fn));
+    HalideKernel hk = halide_jit(g, nullptr);
+    std::vector<Tensor> in = {Tensor(DType::f32, {n})};
+    for (int64_t i = 0; i < n; ++i) in[0].set(i, xs[static_cast<size_t>(i)]);
+    std::vector<Tensor> want = interp::interpret(g, in);
+    std::vector<Tensor> got = {Tensor(DType::f32, {n})};
+    hk.kernel->run(in, got);
+    EXPECT_EQ(compare(want[0], got[0]), "") << fn;  // NaN and inf must match exactly
+  }
 }
 
 TEST(HalideLowering, SoftmaxRows) {

@@ -332,7 +332,7 @@ class Lowerer {
     if (fn == "exp") return Halide::exp(a[0]);
     if (fn == "log") return Halide::log(a[0]);
     if (fn == "erf") return Halide::erf(a[0]);
-    if (fn == "tanh") return Halide::tanh(a[0]);
+    if (fn == "tanh") return t == Halide::Float(32) ? vector_tanh(a[0]) : Halide::tanh(a[0]);
     if (fn == "floor") return Halide::floor(a[0]);
     if (fn == "ceil") return Halide::ceil(a[0]);
     if (fn == "round") return Halide::round(a[0]);
@@ -342,8 +342,8 @@ class Lowerer {
     if (fn == "asin") return Halide::asin(a[0]);
     if (fn == "acos") return Halide::acos(a[0]);
     if (fn == "atan") return Halide::atan(a[0]);
-    if (fn == "sinh") return Halide::sinh(a[0]);
-    if (fn == "cosh") return Halide::cosh(a[0]);
+    if (fn == "sinh") return t == Halide::Float(32) ? vector_sinh(a[0]) : Halide::sinh(a[0]);
+    if (fn == "cosh") return t == Halide::Float(32) ? vector_cosh(a[0]) : Halide::cosh(a[0]);
     if (fn == "asinh") return Halide::asinh(a[0]);
     if (fn == "acosh") return Halide::acosh(a[0]);
     if (fn == "atanh") return Halide::atanh(a[0]);

@@ -47,6 +47,12 @@ ConvLowering lower_conv(const Node& n, const Halide::Func& x, const Shape& xs,
                         const Halide::Func& w, const Shape& ws, const Shape& ys,
                         const std::vector<Halide::Var>& vars, const std::string& name);
 
+/// tanh, sinh and cosh of an f32 Expr as vectorizable code (Halide's own call libm per
+/// element); within the backend tests' tolerance of the interpreter's double results.
+Halide::Expr vector_tanh(const Halide::Expr& x);
+Halide::Expr vector_sinh(const Halide::Expr& x);
+Halide::Expr vector_cosh(const Halide::Expr& x);
+
 /// Applies `schedule` (defaults where it is silent) to a lowered kernel.
 void apply_schedule(Lowered& lowered, const Graph& kernel, const HalideSchedule& schedule);
 
