@@ -30,6 +30,7 @@ struct KernelSpec {
   std::string backend;              // "halide", "dnnl" or "reference"
   std::string primitives;           // "prim.MatMul #0 + prim.Elementwise #1" (ops, node names)
   std::vector<TensorSpec> outputs;  // the values it writes, by primitive-graph value name
+  double planned_us = -1;           // its cost in the plan (measured alone); < 0: not recorded
 };
 
 /// Called after kernel `kernel` ran, with views of the values it wrote (valid during the call).
@@ -77,7 +78,10 @@ class Module {
                           const KernelHook& after_kernel) const;
 
   /// Worker threads of the kernels (the Halide runtime's pool; oneDNN's OpenMP threads for the
-  /// calling thread); 0: one per core. Process-wide, like those libraries' settings.
+  /// calling thread); 0: one per core. Process-wide, like those libraries' settings. oneDNN
+  /// fixes a kernel's thread count when it builds it: a new count rebuilds the oneDNN kernels.
+  /// oneDNN's OpenMP threads spin between kernels unless OMP_WAIT_POLICY=passive is in the
+  /// environment when the process starts (the orch tool sets it), taking cores from Halide's.
   void set_threads(int threads) const;
 
   struct Impl;

@@ -3,7 +3,9 @@
 #include <dlfcn.h>
 
 #include <cstring>
+#include <thread>
 
+#include "codegen/dnnl/dnnl_backend.h"
 #include "ir/error.h"
 #include "orch/module.h"
 #include "runtime/module_format.h"
@@ -195,8 +197,18 @@ void Module::set_threads(int threads) const {
   impl_->library.set_threads(threads);
   // oneDNN runs on OpenMP here; its setting is found at run time so the runtime need not link it.
   using SetThreads = void (*)(int);
-  if (auto set = reinterpret_cast<SetThreads>(::dlsym(RTLD_DEFAULT, "omp_set_num_threads")))
-    if (threads > 0) set(threads);
+  auto set = reinterpret_cast<SetThreads>(::dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
+  if (set == nullptr) return;
+  const int count = threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency());
+  set(count);
+  // A oneDNN kernel runs with the thread count it was built with (OpenMP's at the time):
+  // setting OpenMP's alone left a module's convolutions on every core.
+  if (impl_->dnnl_threads.exchange(count) == count) return;
+  for (const runtime::ExternalKernel& ext : impl_->external) {
+    if (ext.backend != &codegen::dnnl_backend()) continue;
+    std::lock_guard<std::mutex> lock(*ext.mutex);
+    ext.kernel = ext.backend->compile(ext.graph);
+  }
 }
 
 }  // namespace orch

@@ -2,6 +2,7 @@
 // kernels) and a context.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -20,8 +21,12 @@ namespace runtime {
 /// An external kernel (dnnl, reference) built at load. Kernel::run is not promised to be
 /// reentrant, so concurrent contexts take turns on each external kernel.
 struct ExternalKernel {
-  std::unique_ptr<codegen::Kernel> kernel;
+  /// Mutable: Module::set_threads rebuilds oneDNN kernels (under `mutex`), because oneDNN fixes
+  /// a kernel's thread count when it builds it.
+  mutable std::unique_ptr<codegen::Kernel> kernel;
   std::unique_ptr<std::mutex> mutex = std::make_unique<std::mutex>();
+  Graph graph;  // its graph, weights bound (views of weights.bin)
+  const codegen::Backend* backend = nullptr;
 };
 
 /// kernels.so's entry points.
@@ -45,6 +50,8 @@ struct Module::Impl {
   int64_t weights_bytes = 0;
   std::shared_ptr<const void> weights;  // the mapping of weights.bin (null when empty)
   runtime::Library library;
+  /// The OpenMP thread count the oneDNN kernels were built for.
+  mutable std::atomic<int> dnnl_threads = 0;
 };
 
 struct Context::Impl {
@@ -53,6 +60,10 @@ struct Context::Impl {
 };
 
 namespace runtime {
+
+/// OpenMP's thread count for the next parallel region of this thread (0 when OpenMP is not
+/// loaded: oneDNN runs on it, found at run time so that the runtime need not link it).
+int openmp_max_threads();
 
 /// Reads the module directory into `impl` (every field); throws Error naming the file.
 void load_module(const std::string& dir, Module::Impl& impl);

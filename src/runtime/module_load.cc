@@ -101,10 +101,10 @@ void build_external(const KernelSpec& spec, const ExternalSpec& ext, const fs::p
   } catch (const Error& e) {
     rethrow_with_context(e, path.string());
   }
-  const codegen::Backend& b =
-      spec.backend == "dnnl" ? codegen::dnnl_backend() : codegen::reference_backend();
+  out.backend = spec.backend == "dnnl" ? &codegen::dnnl_backend() : &codegen::reference_backend();
+  out.graph = std::move(graph);
   try {
-    out.kernel = b.compile(graph);
+    out.kernel = out.backend->compile(out.graph);
   } catch (const Error& e) {
     rethrow_with_context(
         e, fmt::format("{}: building kernel {} ({})", path.string(), spec.name, spec.backend));
@@ -112,6 +112,12 @@ void build_external(const KernelSpec& spec, const ExternalSpec& ext, const fs::p
 }
 
 }  // namespace
+
+int openmp_max_threads() {
+  using MaxThreads = int (*)();
+  auto get = reinterpret_cast<MaxThreads>(::dlsym(RTLD_DEFAULT, "omp_get_max_threads"));
+  return get ? get() : 0;
+}
 
 void load_module(const std::string& dir_text, Module::Impl& impl) {
   fs::path dir(dir_text);
@@ -137,6 +143,7 @@ void load_module(const std::string& dir_text, Module::Impl& impl) {
   impl.weights_bytes = layout.weights_bytes;
   impl.weights = map_weights(dir / layout.weights_file, impl.weights_bytes);
   impl.external.resize(impl.kernels.size());
+  impl.dnnl_threads = openmp_max_threads();
   for (size_t i = 0; i < impl.kernels.size(); ++i)
     if (layout.external[i])
       build_external(impl.kernels[i], *layout.external[i], dir, impl, impl.external[i]);

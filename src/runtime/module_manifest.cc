@@ -203,6 +203,9 @@ ModuleLayout parse_manifest(std::string_view text, const std::string& path) {
   layout.weights_file = r.text(root, "weights");
   for (const json& k : r.array(root, "kernels")) {
     KernelSpec spec{r.text(k, "name"), r.text(k, "backend"), "", {}};
+    // Informational (profiles print it): a missing or non-numeric cost is not an error.
+    if (k.contains("cost_us") && k.at("cost_us").is_number())
+      spec.planned_us = k.at("cost_us").get<double>();
     std::vector<std::string> prims;
     for (const json& p : r.array(k, "primitives"))
       prims.push_back(fmt::format("{} {}", r.text(p, "op"), r.text(p, "node")));

@@ -11,6 +11,7 @@
 #include "interp/interpreter.h"
 #include "interp/random_inputs.h"
 #include "ir/npy.h"
+#include "orch/module.h"
 #include "orch/orch.h"
 
 namespace orch::stitch_test {
@@ -113,6 +114,28 @@ TEST_F(CApi, OrchRunTimesAModuleAndWritesItsOutputs) {
   r = cli_test::orch_cli(fmt::format("run {} --random-inputs --out {} --shape x=1x2", *dir_, out));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find("a compiled module has fixed shapes"), std::string::npos) << r.output;
+}
+
+TEST_F(CApi, OrchRunProfilesEachKernel) {
+  std::string out = temp_dir("c_api_profile_out");
+  Module module = Module::load(*dir_);
+  cli_test::Outcome r = cli_test::orch_cli(
+      fmt::format("run {} --random-inputs --out {} --repeat 3 --profile --threads 1", *dir_, out));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("kernel profile: median of 3 runs"), std::string::npos) << r.output;
+  for (const KernelSpec& k : module.kernels()) {
+    // Every kernel has a row with its plan cost (the manifest records one for each).
+    ASSERT_GT(k.planned_us, 0) << k.name;
+    EXPECT_NE(r.output.find(fmt::format("| {} | {} |", k.name, k.backend)), std::string::npos)
+        << r.output;
+  }
+  EXPECT_NE(r.output.find(fmt::format("| all | {} |", module.kernels().size())), std::string::npos)
+      << r.output;
+  // The timing line stays last (scripts read it with tail -n 1).
+  EXPECT_TRUE(r.output.substr(r.output.rfind("latency_ms: ")).starts_with("latency_ms: median="));
+  r = cli_test::orch_cli(fmt::format("run {} --random-inputs --out {} --profile", *dir_, out));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("--profile needs --repeat N"), std::string::npos) << r.output;
 }
 
 }  // namespace

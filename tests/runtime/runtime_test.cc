@@ -1,6 +1,7 @@
 // The runtime on a module built once (the MLP of stitch_test_util.h): runs from several threads
 // with their own contexts, and clear errors for wrong inputs and damaged module directories.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <filesystem>
 #include <fstream>
@@ -10,6 +11,7 @@
 #include "../stitch/stitch_test_util.h"
 #include "interp/interpreter.h"
 #include "interp/random_inputs.h"
+#include "ir/builder.h"
 #include "ir/error.h"
 #include "orch/module.h"
 
@@ -61,6 +63,57 @@ TEST_F(Runtime, ModuleDescribesItsInputsOutputsAndKernels) {
   ASSERT_EQ(module.outputs().size(), 1u);
   EXPECT_EQ(module.outputs()[0].type, (TensorType{DType::f32, {4, 32}}));
   EXPECT_EQ(module.kernels().size(), model_->plan.kernels.size());
+}
+
+// CPU seconds of the calling thread and of the whole process (getrusage: both exact).
+std::pair<double, double> cpu_seconds() {
+  auto seconds = [](const rusage& r) {
+    return static_cast<double>(r.ru_utime.tv_sec + r.ru_stime.tv_sec) +
+           1e-6 * static_cast<double>(r.ru_utime.tv_usec + r.ru_stime.tv_usec);
+  };
+  rusage self{}, process{};
+  getrusage(RUSAGE_THREAD, &self);
+  getrusage(RUSAGE_SELF, &process);
+  return {seconds(self), seconds(process)};
+}
+
+// The CPU time of other threads (OpenMP's workers) over `runs` runs, as a fraction of the
+// calling thread's.
+double worker_cpu_share(const Module& module, const std::vector<Tensor>& inputs, int runs) {
+  auto [self0, all0] = cpu_seconds();
+  for (int i = 0; i < runs; ++i) module.run(inputs);
+  auto [self1, all1] = cpu_seconds();
+  return ((all1 - all0) - (self1 - self0)) / (self1 - self0);
+}
+
+// oneDNN fixes a kernel's OpenMP thread count when it builds it, so set_threads rebuilds the
+// module's oneDNN kernels: before, `orch run --threads 1` ran convolutions on every core.
+TEST(RuntimeThreads, SetThreadsRebuildsOneDnnKernelsForTheCount) {
+  Graph g;
+  Builder b(g);
+  // A convolution: oneDNN's bakes its thread count in (its MatMul reads OpenMP's at each run).
+  ValueId x = b.input("x", {DType::f32, {1, 64, 56, 56}});
+  std::vector<double> wv(64 * 64 * 3 * 3);
+  for (size_t i = 0; i < wv.size(); ++i) wv[i] = 0.01 * static_cast<double>(i % 13) - 0.06;
+  ValueId w = b.constant(Tensor::from_doubles(DType::f32, {64, 64, 3, 3}, wv), "w");
+  b.output(b.op("Conv", {x, w}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}}));
+  PlannedModel m = plan_model(g);
+  std::string dir = temp_dir("threads_module");
+  driver::build_module(m.graph, m.problem, m.plan, m.choices, dir, driver::OptimizeOptions{});
+  Module module = Module::load(dir);
+  ASSERT_EQ(module.kernels().size(), 1u);
+  ASSERT_EQ(module.kernels()[0].backend, "dnnl");
+  std::vector<Tensor> inputs = interp::random_inputs(g, 5);
+  Tensor want = interp::interpret(g, inputs)[0];
+  module.set_threads(1);
+  expect_close(want, module.run(inputs)[0]);
+  EXPECT_LT(worker_cpu_share(module, inputs, 300), 0.1);  // the calling thread worked alone
+  if (std::thread::hardware_concurrency() >= 2) {
+    module.set_threads(2);  // and the same measure sees a second thread's work
+    expect_close(want, module.run(inputs)[0]);
+    EXPECT_GT(worker_cpu_share(module, inputs, 300), 0.3);
+  }
+  fs::remove_all(dir);
 }
 
 TEST_F(Runtime, TwoThreadsRunOneModuleWithTheirOwnContexts) {

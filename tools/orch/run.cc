@@ -17,6 +17,7 @@
 #include "ir/error.h"
 #include "ir/hash_util.h"
 #include "ir/npy.h"
+#include "kernel_profile.h"
 #include "orch/module.h"
 #include "runtime/cuda_module.h"
 
@@ -33,6 +34,7 @@ struct RunArgs {
   int print_values = 0;
   int repeat = 0;
   int threads = 0;
+  bool profile = false;
 };
 
 // What `orch run` runs: the interpreter on a model, or a compiled module.
@@ -42,6 +44,8 @@ struct Runner {
   std::function<std::vector<Tensor>(const std::vector<Tensor>&)> run;
   /// CUDA modules: the median device time of the kernels alone over `repeat` runs.
   std::function<double(int repeat)> device_ms;
+  /// CPU modules: prints the per-kernel profile of `repeat` runs.
+  std::function<void(const std::vector<Tensor>&, int repeat)> profile;
 };
 
 // "[0.1, 0.2, ...]": the first `limit` elements.
@@ -96,6 +100,9 @@ Runner module_runner(const RunArgs& args) {
   for (const TensorSpec& s : module->outputs()) runner.outputs.push_back(s.name);
   runner.run = [module, context](const std::vector<Tensor>& feed) {
     return module->run(*context, feed);
+  };
+  runner.profile = [module, context](const std::vector<Tensor>& feed, int repeat) {
+    print_kernel_profile(*module, *context, feed, repeat, /*top=*/30);
   };
   return runner;
 }
@@ -153,7 +160,9 @@ void run_model(const RunArgs& args) {
         "--repeat times a compiled module (orch optimize); '{}' is a model file", args.model);
   check(args.threads == 0 || module, "--threads applies to compiled modules");
   check(args.repeat >= 0 && args.threads >= 0, "--repeat and --threads must not be negative");
+  check(!args.profile || args.repeat > 0, "--profile needs --repeat N (the runs it times)");
   Runner runner = module ? module_runner(args) : model_runner(args);
+  check(!args.profile || runner.profile, "--profile applies to CPU modules");
   std::vector<Tensor> feed = gather_inputs(args, runner.inputs);
   std::vector<Tensor> outputs = runner.run(feed);
   std::filesystem::create_directories(args.out);
@@ -164,6 +173,7 @@ void run_model(const RunArgs& args) {
     fmt::print("{}: {} -> {}\n", name, format_type({outputs[i].dtype(), outputs[i].shape()}), path);
     if (args.print_values > 0) fmt::print("  {}\n", preview(outputs[i], args.print_values));
   }
+  if (args.profile) runner.profile(feed, args.repeat);
   if (args.repeat > 0) time_runs(runner, feed, args.repeat);
 }
 
@@ -193,6 +203,9 @@ void add_run_command(CLI::App& app) {
                   "`latency_ms: median=X min=Y max=Z`");
   cmd->add_option("--threads", args->threads,
                   "Module only: worker threads of the kernels (default: one per core)");
+  cmd->add_flag("--profile", args->profile,
+                "CPU module only, with --repeat: first time each kernel over N more runs and "
+                "print the slowest against the plan's costs, and totals per backend");
   cmd->callback([args] { run_model(*args); });
 }
 

@@ -1,0 +1,92 @@
+#include "kernel_profile.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <numeric>
+
+namespace orch::tool {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+std::string planned(double us) {
+  return us < 0 ? "-" : fmt::format("{:.1f}", us);
+}
+
+std::string ratio(double us, double planned_us) {
+  return planned_us > 0 ? fmt::format("{:.2f}", us / planned_us) : "-";
+}
+
+// The primitives of a kernel, shortened for a table cell.
+std::string cell(const std::string& primitives) {
+  constexpr size_t kWidth = 60;
+  return primitives.size() <= kWidth ? primitives : primitives.substr(0, kWidth - 3) + "...";
+}
+
+}  // namespace
+
+void print_kernel_profile(const Module& module, Context& context, const std::vector<Tensor>& feed,
+                          int repeat, int top) {
+  const std::vector<KernelSpec>& kernels = module.kernels();
+  std::vector<std::vector<double>> us(kernels.size());
+  std::vector<double> run_us;
+  module.run(context, feed);  // warm-up
+  for (int r = 0; r < repeat; ++r) {
+    Clock::time_point start = Clock::now(), last = start;
+    module.run(context, feed, [&](int k, std::span<const Tensor>) {
+      Clock::time_point now = Clock::now();
+      us[static_cast<size_t>(k)].push_back(
+          std::chrono::duration<double, std::micro>(now - last).count());
+      last = now;
+    });
+    run_us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
+  }
+  std::vector<double> med(kernels.size());
+  for (size_t k = 0; k < kernels.size(); ++k) med[k] = us[k].empty() ? 0 : median(us[k]);
+  std::vector<size_t> order(kernels.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return med[a] > med[b]; });
+
+  fmt::print(
+      "kernel profile: median of {} runs; 'plan us' is the kernel's cost when it was "
+      "tuned alone\n\n| kernel | backend | primitives | us | plan us | us / plan |\n"
+      "|---|---|---|---:|---:|---:|\n",
+      repeat);
+  for (size_t i = 0; i < order.size() && static_cast<int>(i) < top; ++i) {
+    const KernelSpec& k = kernels[order[i]];
+    fmt::print("| {} | {} | {} | {:.1f} | {} | {} |\n", k.name, k.backend, cell(k.primitives),
+               med[order[i]], planned(k.planned_us), ratio(med[order[i]], k.planned_us));
+  }
+  struct Total {
+    int kernels = 0;
+    double us = 0, planned_us = 0;
+  };
+  std::map<std::string, Total> totals;
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    Total& t = totals[kernels[k].backend];
+    ++t.kernels;
+    t.us += med[k];
+    t.planned_us += std::max(0.0, kernels[k].planned_us);
+  }
+  fmt::print("\n| backend | kernels | us | plan us | us / plan |\n|---|---:|---:|---:|---:|\n");
+  Total all;
+  for (const auto& [backend, t] : totals) {
+    fmt::print("| {} | {} | {:.1f} | {:.1f} | {} |\n", backend, t.kernels, t.us, t.planned_us,
+               ratio(t.us, t.planned_us));
+    all.kernels += t.kernels;
+    all.us += t.us;
+    all.planned_us += t.planned_us;
+  }
+  fmt::print("| all | {} | {:.1f} | {:.1f} | {} |\n\nwhole runs: median {:.1f} us\n", all.kernels,
+             all.us, all.planned_us, ratio(all.us, all.planned_us), median(run_us));
+}
+
+}  // namespace orch::tool

@@ -1,0 +1,16 @@
+// `orch run MODULE --repeat N --profile`: where a module's time goes, kernel by kernel.
+#pragma once
+
+#include <vector>
+
+#include "orch/module.h"
+
+namespace orch::tool {
+
+/// Runs `module` `repeat` times on `feed`, timing each kernel (the wall time between the
+/// after-kernel hooks of consecutive kernels), and prints the `top` slowest kernels against the
+/// plan's costs, then the totals per backend.
+void print_kernel_profile(const Module& module, Context& context, const std::vector<Tensor>& feed,
+                          int repeat, int top);
+
+}  // namespace orch::tool
