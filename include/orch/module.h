@@ -77,11 +77,11 @@ class Module {
   std::vector<Tensor> run(Context& context, std::span<const Tensor> inputs,
                           const KernelHook& after_kernel) const;
 
-  /// Worker threads of the kernels (the Halide runtime's pool; oneDNN's OpenMP threads for the
-  /// calling thread); 0: one per core. Process-wide, like those libraries' settings. oneDNN
-  /// fixes a kernel's thread count when it builds it: a new count rebuilds the oneDNN kernels.
-  /// oneDNN's OpenMP threads spin between kernels unless OMP_WAIT_POLICY=passive is in the
-  /// environment when the process starts (the orch tool sets it), taking cores from Halide's.
+  /// Worker threads of the kernels, for runs from the calling thread: both backends run on
+  /// OpenMP (the Halide kernels' parallel loops, and oneDNN); 0: one per core. oneDNN fixes a
+  /// kernel's thread count when it builds it: a new count rebuilds the oneDNN kernels. OpenMP's
+  /// idle workers spin for milliseconds unless OMP_WAIT_POLICY=passive is in the environment
+  /// when the process starts (the orch tool sets it).
   void set_threads(int threads) const;
 
   struct Impl;

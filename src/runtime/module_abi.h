@@ -48,7 +48,8 @@ int orch_module_num_kernels(void);
 /* Runs every kernel in plan order; 0 on success, otherwise frame->failed_kernel names the
  * kernel and orch_module_last_error() (for Halide kernels) says why. Thread-safe. */
 int orch_module_run(orch_module_frame* frame);
-/* Worker threads of the Halide runtime (0: the number of cores). */
+/* OpenMP threads of the calling thread's Halide kernels, whose parallel loops run on OpenMP
+ * (0: one per core). */
 void orch_module_set_threads(int threads);
 /* The calling thread's last Halide error message ("" when none). */
 const char* orch_module_last_error(void);

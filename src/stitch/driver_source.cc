@@ -92,7 +92,7 @@ std::string driver_source(const ModuleLayout& layout) {
       "#include <stddef.h>\n#include <stdio.h>\n#include <string.h>\n\n"
       "#include \"module_abi.h\"\n",
       layout.model, layout.kernels.size());
-  if (any_halide) text += "#include \"HalideRuntime.h\"\n";
+  if (any_halide) text += "#include <omp.h>\n\n#include \"HalideRuntime.h\"\n";
   for (const StitchedKernel& k : layout.kernels)
     if (!k.external) text += fmt::format("#include \"{}.h\"\n", k.name);
   text += "\nnamespace {\n\n";
@@ -102,8 +102,24 @@ std::string driver_source(const ModuleLayout& layout) {
         "// Halide reports failures here; the runtime reads them with orch_module_last_error.\n"
         "void on_halide_error(void*, const char* message) {\n"
         "  snprintf(last_error, sizeof last_error, \"%s\", message);\n}\n\n"
-        "__attribute__((constructor)) void install_error_handler() {\n"
-        "  halide_set_error_handler(on_halide_error);\n}\n\n";
+        "// Halide's parallel loops run on OpenMP's threads, the threads oneDNN's kernels run on:\n"
+        "// one set of workers for the module, instead of two pools whose idle threads spin on,\n"
+        "// or must be woken for, the same cores at every switch between the backends.\n"
+        "int run_tasks_on_openmp(void* user_context, halide_task_t task, int min, int size,\n"
+        "                        uint8_t* closure) {\n"
+        "  int status = 0;\n"
+        "#pragma omp parallel for schedule(dynamic)\n"
+        "  for (int i = min; i < min + size; ++i) {\n"
+        "    int s = task(user_context, i, closure);\n"
+        "    if (s != 0) {\n"
+        "#pragma omp atomic write\n"
+        "      status = s;\n"
+        "    }\n"
+        "  }\n"
+        "  return status;\n}\n\n"
+        "__attribute__((constructor)) void install_handlers() {\n"
+        "  halide_set_error_handler(on_halide_error);\n"
+        "  halide_set_custom_do_par_for(run_tasks_on_openmp);\n}\n\n";
   else
     text += "thread_local char last_error[1];\n\n";
   for (size_t i = 0; i < layout.kernels.size(); ++i) {
@@ -135,7 +151,8 @@ std::string driver_source(const ModuleLayout& layout) {
       "  }}\n  return 0;\n}}\n\n"
       "extern \"C\" void orch_module_set_threads(int threads) {{\n{}}}\n\n"
       "extern \"C\" const char* orch_module_last_error(void) {{ return last_error; }}\n",
-      any_halide ? "  halide_set_num_threads(threads);\n" : "  (void)threads;\n");
+      any_halide ? "  omp_set_num_threads(threads > 0 ? threads : omp_get_num_procs());\n"
+                 : "  (void)threads;\n");
   return text;
 }
 

@@ -41,7 +41,9 @@ void build_library(const ModuleLayout& layout, const fs::path& out, const Stitch
   for (const StitchedKernel& k : layout.kernels)
     if (!k.external) objects += " " + k.name + ".o", any_halide = true;
   std::string includes = "-Iinclude";
+  std::string openmp;  // the driver runs Halide's parallel loops on OpenMP (driver_source.cc)
   if (any_halide) {
+    openmp = " -fopenmp";
     codegen::halide_compile_runtime_object((build / "halide_runtime.o").string());
     objects += " halide_runtime.o";
     includes += " -I" + codegen::halide_runtime_include_dir();
@@ -50,9 +52,9 @@ void build_library(const ModuleLayout& layout, const fs::path& out, const Stitch
       // -Bsymbolic: the module's Halide runtime calls bind inside it, never to another copy
       // (libHalide's, another module's) in the loading process.
       fmt::format(
-          "{} -std=c++17 -O2 -fPIC -shared -Wl,-Bsymbolic {} -o ../{} driver.cc{} "
+          "{} -std=c++17 -O2 -fPIC -shared -Wl,-Bsymbolic{} {} -o ../{} driver.cc{} "
           "-lpthread -ldl",
-          options.cxx, includes, runtime::kLibraryFile, objects);
+          options.cxx, openmp, includes, runtime::kLibraryFile, objects);
   write_file(build / "link.sh", "#!/bin/sh\ncd \"$(dirname \"$0\")\"\n" + command + "\n");
   std::string shell = fmt::format("cd '{}' && {} > link.log 2>&1", build.string(), command);
   int status = std::system(shell.c_str());

@@ -116,6 +116,31 @@ TEST(RuntimeThreads, SetThreadsRebuildsOneDnnKernelsForTheCount) {
   fs::remove_all(dir);
 }
 
+// Halide's parallel loops run on OpenMP (the module's driver installs the handler), so the same
+// count governs them: a large elementwise kernel, which Halide's default schedule parallelizes.
+TEST(RuntimeThreads, SetThreadsGovernsHalideKernels) {
+  Graph g;
+  Builder b(g);
+  b.output(b.op("Tanh", {b.input("x", {DType::f32, {512, 4096}})}));
+  PlannedModel m = plan_model(g);
+  std::string dir = temp_dir("halide_threads_module");
+  driver::build_module(m.graph, m.problem, m.plan, m.choices, dir, driver::OptimizeOptions{});
+  Module module = Module::load(dir);
+  ASSERT_EQ(module.kernels().size(), 1u);
+  ASSERT_EQ(module.kernels()[0].backend, "halide");
+  std::vector<Tensor> inputs = interp::random_inputs(g, 5);
+  Tensor want = interp::interpret(g, inputs)[0];
+  module.set_threads(1);
+  expect_close(want, module.run(inputs)[0]);
+  EXPECT_LT(worker_cpu_share(module, inputs, 100), 0.1);
+  if (std::thread::hardware_concurrency() >= 2) {
+    module.set_threads(2);
+    expect_close(want, module.run(inputs)[0]);
+    EXPECT_GT(worker_cpu_share(module, inputs, 100), 0.3);
+  }
+  fs::remove_all(dir);
+}
+
 TEST_F(Runtime, TwoThreadsRunOneModuleWithTheirOwnContexts) {
   Module module = Module::load(*dir_);
   module.set_threads(2);
