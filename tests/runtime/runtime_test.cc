@@ -78,7 +78,9 @@ std::pair<double, double> cpu_seconds() {
 }
 
 // The CPU time of other threads (OpenMP's workers) over `runs` runs, as a fraction of the
-// calling thread's.
+// calling thread's. CPU time, not wall time: a loaded machine delays a worker but does not
+// take its share of the work away (under the dynamic schedule of Halide's loops it can shrink
+// it, hence the low bar for two threads).
 double worker_cpu_share(const Module& module, const std::vector<Tensor>& inputs, int runs) {
   auto [self0, all0] = cpu_seconds();
   for (int i = 0; i < runs; ++i) module.run(inputs);
@@ -107,11 +109,11 @@ TEST(RuntimeThreads, SetThreadsRebuildsOneDnnKernelsForTheCount) {
   Tensor want = interp::interpret(g, inputs)[0];
   module.set_threads(1);
   expect_close(want, module.run(inputs)[0]);
-  EXPECT_LT(worker_cpu_share(module, inputs, 300), 0.1);  // the calling thread worked alone
+  EXPECT_LT(worker_cpu_share(module, inputs, 300), 0.05);  // the calling thread worked alone
   if (std::thread::hardware_concurrency() >= 2) {
     module.set_threads(2);  // and the same measure sees a second thread's work
     expect_close(want, module.run(inputs)[0]);
-    EXPECT_GT(worker_cpu_share(module, inputs, 300), 0.3);
+    EXPECT_GT(worker_cpu_share(module, inputs, 300), 0.1);
   }
   fs::remove_all(dir);
 }
@@ -132,11 +134,11 @@ TEST(RuntimeThreads, SetThreadsGovernsHalideKernels) {
   Tensor want = interp::interpret(g, inputs)[0];
   module.set_threads(1);
   expect_close(want, module.run(inputs)[0]);
-  EXPECT_LT(worker_cpu_share(module, inputs, 100), 0.1);
+  EXPECT_LT(worker_cpu_share(module, inputs, 100), 0.05);
   if (std::thread::hardware_concurrency() >= 2) {
     module.set_threads(2);
     expect_close(want, module.run(inputs)[0]);
-    EXPECT_GT(worker_cpu_share(module, inputs, 100), 0.3);
+    EXPECT_GT(worker_cpu_share(module, inputs, 100), 0.1);
   }
   fs::remove_all(dir);
 }
