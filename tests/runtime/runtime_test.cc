@@ -88,6 +88,28 @@ double worker_cpu_share(const Module& module, const std::vector<Tensor>& inputs,
   return ((all1 - all0) - (self1 - self0)) / (self1 - self0);
 }
 
+// Builds `g` into a module of one `backend` kernel, then runs it after set_threads(1), where no
+// other thread may work, and after set_threads(2), where one must (on a machine with 2 cores).
+void expect_set_threads_governs(const Graph& g, const std::string& backend, int runs) {
+  PlannedModel m = plan_model(g);
+  std::string dir = temp_dir("threads_module_" + backend);
+  driver::build_module(m.graph, m.problem, m.plan, m.choices, dir, driver::OptimizeOptions{});
+  Module module = Module::load(dir);
+  ASSERT_EQ(module.kernels().size(), 1u);
+  ASSERT_EQ(module.kernels()[0].backend, backend);
+  std::vector<Tensor> inputs = interp::random_inputs(g, 5);
+  Tensor want = interp::interpret(g, inputs)[0];
+  module.set_threads(1);
+  expect_close(want, module.run(inputs)[0]);
+  EXPECT_LT(worker_cpu_share(module, inputs, runs), 0.05);  // the calling thread worked alone
+  if (std::thread::hardware_concurrency() >= 2) {
+    module.set_threads(2);  // and the same measure sees a second thread's work
+    expect_close(want, module.run(inputs)[0]);
+    EXPECT_GT(worker_cpu_share(module, inputs, runs), 0.1);
+  }
+  fs::remove_all(dir);
+}
+
 // oneDNN fixes a kernel's OpenMP thread count when it builds it, so set_threads rebuilds the
 // module's oneDNN kernels: before, `orch run --threads 1` ran convolutions on every core.
 TEST(RuntimeThreads, SetThreadsRebuildsOneDnnKernelsForTheCount) {
@@ -99,23 +121,7 @@ TEST(RuntimeThreads, SetThreadsRebuildsOneDnnKernelsForTheCount) {
   for (size_t i = 0; i < wv.size(); ++i) wv[i] = 0.01 * static_cast<double>(i % 13) - 0.06;
   ValueId w = b.constant(Tensor::from_doubles(DType::f32, {64, 64, 3, 3}, wv), "w");
   b.output(b.op("Conv", {x, w}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}}));
-  PlannedModel m = plan_model(g);
-  std::string dir = temp_dir("threads_module");
-  driver::build_module(m.graph, m.problem, m.plan, m.choices, dir, driver::OptimizeOptions{});
-  Module module = Module::load(dir);
-  ASSERT_EQ(module.kernels().size(), 1u);
-  ASSERT_EQ(module.kernels()[0].backend, "dnnl");
-  std::vector<Tensor> inputs = interp::random_inputs(g, 5);
-  Tensor want = interp::interpret(g, inputs)[0];
-  module.set_threads(1);
-  expect_close(want, module.run(inputs)[0]);
-  EXPECT_LT(worker_cpu_share(module, inputs, 300), 0.05);  // the calling thread worked alone
-  if (std::thread::hardware_concurrency() >= 2) {
-    module.set_threads(2);  // and the same measure sees a second thread's work
-    expect_close(want, module.run(inputs)[0]);
-    EXPECT_GT(worker_cpu_share(module, inputs, 300), 0.1);
-  }
-  fs::remove_all(dir);
+  expect_set_threads_governs(g, "dnnl", 300);
 }
 
 // Halide's parallel loops run on OpenMP (the module's driver installs the handler), so the same
@@ -124,23 +130,7 @@ TEST(RuntimeThreads, SetThreadsGovernsHalideKernels) {
   Graph g;
   Builder b(g);
   b.output(b.op("Tanh", {b.input("x", {DType::f32, {512, 4096}})}));
-  PlannedModel m = plan_model(g);
-  std::string dir = temp_dir("halide_threads_module");
-  driver::build_module(m.graph, m.problem, m.plan, m.choices, dir, driver::OptimizeOptions{});
-  Module module = Module::load(dir);
-  ASSERT_EQ(module.kernels().size(), 1u);
-  ASSERT_EQ(module.kernels()[0].backend, "halide");
-  std::vector<Tensor> inputs = interp::random_inputs(g, 5);
-  Tensor want = interp::interpret(g, inputs)[0];
-  module.set_threads(1);
-  expect_close(want, module.run(inputs)[0]);
-  EXPECT_LT(worker_cpu_share(module, inputs, 100), 0.05);
-  if (std::thread::hardware_concurrency() >= 2) {
-    module.set_threads(2);
-    expect_close(want, module.run(inputs)[0]);
-    EXPECT_GT(worker_cpu_share(module, inputs, 100), 0.1);
-  }
-  fs::remove_all(dir);
+  expect_set_threads_governs(g, "halide", 100);
 }
 
 TEST_F(Runtime, TwoThreadsRunOneModuleWithTheirOwnContexts) {
