@@ -8,6 +8,10 @@
 namespace orch {
 namespace {
 
+// The largest rank orch accepts: no model comes near it, while a Reshape whose shape input has
+// millions of entries would otherwise make a tensor of that rank (found by fuzz_onnx_import).
+constexpr size_t kMaxRank = 64;
+
 std::vector<OpSchema> build_table() {
   std::vector<OpSchema> table;
   // One call per family, in a fixed order: no registration through static constructors.
@@ -89,7 +93,11 @@ std::vector<TensorType> infer_node(const Graph& graph, const std::string& op,
     std::vector<TensorType> out = schema->infer(in);
     check(static_cast<int>(out.size()) == num_outputs, "shape rule gave {} outputs, node has {}",
           out.size(), num_outputs);
-    for (const TensorType& t : out) num_elements(t.shape);
+    for (const TensorType& t : out) {
+      check(t.shape.size() <= kMaxRank, "an output of rank {} (orch allows up to {})",
+            t.shape.size(), kMaxRank);
+      num_elements(t.shape);
+    }
     return out;
   } catch (const Error& e) {
     rethrow_with_context(e, node_label);

@@ -49,7 +49,8 @@ std::vector<TensorType> constant_of_shape(const InferInput& in) {
   check(dims.dtype() == DType::i64, "the shape input must be i64, got {}",
         dtype_name(dims.dtype()));
   Shape out = int_list(dims, "the shape input");
-  for (int64_t d : out) check(d >= 0, "shape {} has a negative dim", format_shape(out));
+  if (std::any_of(out.begin(), out.end(), [](int64_t d) { return d < 0; }))
+    fail("shape {} has a negative dim", format_shape(out));
   const Tensor* value = attr_tensor(in.attrs, "value");
   if (!value) return one(DType::f32, out);
   check(value->numel() == 1, "value must hold one element, got shape {}",

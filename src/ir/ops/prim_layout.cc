@@ -40,7 +40,8 @@ IndexMap transpose_map(const Attributes& attrs, std::span<const TensorType> inpu
 
 OnnxForm reshape_form(const Attributes& attrs, std::span<const TensorType> inputs) {
   std::vector<int64_t> shape = required_ints(attrs, "shape");
-  for (int64_t d : shape) check(d >= 0, "shape {} has a negative dim", format_shape(shape));
+  if (std::any_of(shape.begin(), shape.end(), [](int64_t d) { return d < 0; }))
+    fail("shape {} has a negative dim", format_shape(shape));
   check(num_elements(shape) == num_elements(inputs[0].shape),
         "shape {} has {} elements, the input {} has {}", format_shape(shape), num_elements(shape),
         format_shape(inputs[0].shape), num_elements(inputs[0].shape));
