@@ -12,11 +12,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
-
 std::string planned(double us) {
   return us < 0 ? "-" : fmt::format("{:.1f}", us);
 }
@@ -32,6 +27,11 @@ std::string cell(const std::string& primitives) {
 }
 
 }  // namespace
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
 
 void print_kernel_profile(const Module& module, Context& context, const std::vector<Tensor>& feed,
                           int repeat, int top) {
@@ -50,7 +50,7 @@ void print_kernel_profile(const Module& module, Context& context, const std::vec
     run_us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
   }
   std::vector<double> med(kernels.size());
-  for (size_t k = 0; k < kernels.size(); ++k) med[k] = us[k].empty() ? 0 : median(us[k]);
+  for (size_t k = 0; k < kernels.size(); ++k) med[k] = us[k].empty() ? 0 : median_of(us[k]);
   std::vector<size_t> order(kernels.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return med[a] > med[b]; });
@@ -86,7 +86,7 @@ void print_kernel_profile(const Module& module, Context& context, const std::vec
     all.planned_us += t.planned_us;
   }
   fmt::print("| all | {} | {:.1f} | {:.1f} | {} |\n\nwhole runs: median {:.1f} us\n", all.kernels,
-             all.us, all.planned_us, ratio(all.us, all.planned_us), median(run_us));
+             all.us, all.planned_us, ratio(all.us, all.planned_us), median_of(run_us));
 }
 
 }  // namespace orch::tool

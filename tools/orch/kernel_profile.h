@@ -7,6 +7,9 @@
 
 namespace orch::tool {
 
+/// The median of `values` (not empty).
+double median_of(std::vector<double> values);
+
 /// Runs `module` `repeat` times on `feed`, timing each kernel (the wall time between the
 /// after-kernel hooks of consecutive kernels), and prints the `top` slowest kernels against the
 /// plan's costs, then the totals per backend.
