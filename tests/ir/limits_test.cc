@@ -50,6 +50,24 @@ TEST(TextLimits, RankAbove64Fails) {
       << message;
 }
 
+// Found by fuzz_text_parser: a float Range of 1.2e20 elements cast its count to int64
+// (undefined behaviour) before any size check.
+TEST(TextLimits, RangeOfMoreThan2To62ElementsFails) {
+  std::string message = parse_error(
+      "graph g() {\n  const %s = f32[]{0}\n  const %l = f32[]{1e20}\n  const %d = f32[]{1}\n"
+      "  %r: f32[1] = Range(%s, %l, %d)\n  return %r\n}\n");
+  EXPECT_NE(
+      message.find(
+          "Range: range from 0 to 1.0000000200408773e+20 by 1 has 1.0000000200408773e+20 elements"),
+      std::string::npos)
+      << message;
+  message = parse_error(
+      "graph g() {\n  const %s = i64[]{-9223372036854775808}\n"
+      "  const %l = i64[]{9223372036854775807}\n  const %d = i64[]{1}\n"
+      "  %r: i64[1] = Range(%s, %l, %d)\n  return %r\n}\n");
+  EXPECT_NE(message.find("has more than 2^62 elements"), std::string::npos) << message;
+}
+
 TEST(TextLimits, AbsurdConstantShapeFailsBeforeAllocating) {
   std::string message =
       parse_error("graph g() {\n  const %w = f32[1000000,1000000]{1, 2, 3}\n  return %w\n}\n");

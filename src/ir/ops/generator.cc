@@ -65,18 +65,23 @@ int64_t range_count(const Tensor& start, const Tensor& limit, const Tensor& delt
     double n = std::ceil((limit.get(0) - start.get(0)) / delta.get(0));
     check(std::isfinite(n), "range from {} to {} by {} is not finite", start.get(0), limit.get(0),
           delta.get(0));
+    // Beyond 2^62 the cast to int64 is undefined; no tensor gets anywhere near that size.
+    check(n < 0x1p62, "range from {} to {} by {} has {} elements", start.get(0), limit.get(0),
+          delta.get(0), n);
     return n > 0 ? static_cast<int64_t>(n) : 0;
   }
-  int64_t d = delta.get_int(0);
-  check(d != 0, "delta is 0");
-  int64_t span = 0;
-  check(!__builtin_sub_overflow(limit.get_int(0), start.get_int(0), &span),
-        "range from {} to {} overflows", start.get_int(0), limit.get_int(0));
-  if (d < 0) {
+  // In 128 bits, so that neither the span nor negating it (or delta) can overflow.
+  __int128 span = static_cast<__int128>(limit.get_int(0)) - start.get_int(0);
+  __int128 step = delta.get_int(0);
+  check(step != 0, "delta is 0");
+  if (step < 0) {
     span = -span;
-    d = -d;
+    step = -step;
   }
-  return span > 0 ? (span - 1) / d + 1 : 0;
+  __int128 n = span > 0 ? (span - 1) / step + 1 : 0;
+  check(n < (__int128{1} << 62), "range from {} to {} by {} has more than 2^62 elements",
+        start.get_int(0), limit.get_int(0), delta.get_int(0));
+  return static_cast<int64_t>(n);
 }
 
 std::vector<TensorType> range(const InferInput& in) {
