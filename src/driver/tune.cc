@@ -247,6 +247,7 @@ class Tuner {
                   : fmt::format("failed ({}) {}", results.front().reason, u.label);
           if (options_.progress) options_.progress(progress);
         });
+    if (!again) seconds_per_kernel_ = seconds_since(round_start) / static_cast<double>(ids.size());
   }
 
   // The per-call floor: a fraction of the fastest kernel measured on this machine.
@@ -288,7 +289,9 @@ class Tuner {
   std::vector<size_t> solve(Unknown unknown) {
     ++model_.stats.rounds;
     set_costs(unknown);
+    Clock::time_point solve_start = Clock::now();
     model_.plan = orchestrate(model_.problem, solve_options());
+    last_solve_s_ = seconds_since(solve_start);
     std::vector<size_t> missing;
     for (const PlanKernel& k : model_.plan.kernels) {
       size_t u = unique_of_[static_cast<size_t>(k.candidate)];
@@ -298,12 +301,16 @@ class Tuner {
     return missing;
   }
 
-  // `missing` plus, up to a batch that keeps every worker busy, the unmeasured kernels that
-  // promise most: the largest estimated saving over running their primitives one kernel each.
-  // Rounds are what makes lazy tuning slow (each waits for its slowest compile and re-solves
-  // the BLP); a kernel measured early costs nothing extra when a worker would idle.
+  // `missing` plus, up to a batch, the unmeasured kernels that promise most: the largest
+  // estimated saving over running their primitives one kernel each. Rounds are what makes lazy
+  // tuning slow (each waits for its slowest compile and re-solves the BLP), so a batch keeps
+  // every worker busy and measures for at least as long as the last solve took: YOLOX-Nano's
+  // solves take about a minute, in which two workers measure some 80 kernels, while its plans
+  // asked for 76 and then 41 and the time budget ran out after two rounds.
   std::vector<size_t> with_promising(std::vector<size_t> missing) const {
     size_t batch = std::max(missing.size(), static_cast<size_t>(2 * jobs()));
+    if (seconds_per_kernel_ > 0)
+      batch = std::max(batch, static_cast<size_t>(last_solve_s_ / seconds_per_kernel_));
     if (missing.size() >= batch) return missing;
     std::vector<double> alone(static_cast<size_t>(model_.problem.num_primitives), kInfinity);
     for (const UniqueKernel& u : unique_) {
@@ -387,6 +394,8 @@ class Tuner {
     model_.stats.earlier_lazy_s = db_->lazy_seconds(model_key_, machine_id_);
     lazy_start_ = lazy_recorded_ = Clock::now();
     bool proven = false;
+    std::optional<Plan> settled;  // the best plan over the kernels measured in the estimated phase
+    int64_t settled_measurements = 0;
     for (Unknown unknown : {Unknown::estimate, Unknown::bound}) {
       phase_ = unknown == Unknown::estimate ? "estimated" : "exact";
       Clock::time_point phase_start = Clock::now();
@@ -409,7 +418,9 @@ class Tuner {
       }
       if (unknown == Unknown::estimate) {
         set_costs(Unknown::excluded);
-        model_.stats.estimated_plan_us = orchestrate(model_.problem, solve_options()).objective_us;
+        settled = orchestrate(model_.problem, solve_options());
+        settled_measurements = model_.stats.measurements;
+        model_.stats.estimated_plan_us = settled->objective_us;
         model_.stats.estimated_plan_seconds = seconds_since(start_);
       }
       if (out_of_rounds()) break;
@@ -417,8 +428,14 @@ class Tuner {
     record_lazy_time();
     set_costs(Unknown::excluded);
     model_.stats.converged = proven;
-    // A proven plan uses measured kernels only; otherwise the best plan over the measured ones.
-    if (!proven) model_.plan = orchestrate(model_.problem, solve_options());
+    // A proven plan uses measured kernels only; otherwise the best plan over the measured ones,
+    // which the estimated phase solved for already when nothing was measured since (a solve of
+    // a large model takes a minute or more).
+    if (proven) return;
+    if (settled && settled_measurements == model_.stats.measurements)
+      model_.plan = std::move(*settled);
+    else
+      model_.plan = orchestrate(model_.problem, solve_options());
   }
 
   // No measurement: estimated costs and the first accepting backend (TuneOptions::analytic).
@@ -522,6 +539,8 @@ class Tuner {
   std::set<size_t> tried_fallback_;  // unique kernels measured again with the fallback alone
   std::string phase_;                // for progress lines
   CostEstimate fit_;                 // fitted by the last set_costs
+  double last_solve_s_ = 0;          // wall time of the last lazy round's solve
+  double seconds_per_kernel_ = 0;    // wall time per kernel of the last measurement batch
   Clock::time_point lazy_start_;
   Clock::time_point lazy_recorded_;  // lazy time up to here is in the database
   std::string model_key_;
