@@ -46,6 +46,7 @@ std::unique_ptr<codegen::Kernel> compile_with(const Graph& kernel, const codegen
     codegen::HalideSchedule schedule = codegen::halide_schedule_from_text(config);
     return codegen::halide_jit(kernel, &schedule).kernel;
   }
+  if (backend.name == "dnnl") return codegen::dnnl_compile(kernel, config);
   fail("backend {} has no configuration '{}'", backend.name, config);
 }
 

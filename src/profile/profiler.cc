@@ -19,6 +19,7 @@
 #include <sstream>
 #include <thread>
 
+#include "codegen/dnnl/dnnl_backend.h"
 #include "interp/interpreter.h"
 #include "interp/random_inputs.h"
 #include "ir/error.h"
@@ -105,6 +106,8 @@ void send_all(int fd, const std::string& text) {
         // No tile graph for this kernel: the default schedule alone.
       }
     }
+    if (b->name == "dnnl")
+      for (std::string& c : codegen::dnnl_configs(kernel)) configs.push_back(std::move(c));
     for (const std::string& config : configs) {
       send_all(fd, fmt::format("B\t{}\n", b->name));
       PreparedKernel p = prepare(kernel, *b, config, inputs, reference, options.measure);

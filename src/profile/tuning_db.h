@@ -22,7 +22,8 @@ namespace orch::profile {
 /// orch's version, part of every key (a new version re-measures). 0.2.1: the check before
 /// timing no longer fails kernels whose outputs hold equal infinities (stored failures are stale).
 /// 0.2.2: Halide's tanh, sinh and cosh vectorize (stored times of kernels with them are stale).
-inline constexpr const char* kOrchVersion = "0.2.2";
+/// 0.2.3: oneDNN convolutions are also measured in the plain layout (a stored kernel never was).
+inline constexpr const char* kOrchVersion = "0.2.3";
 
 /// One measurement of one kernel with one backend configuration.
 struct TuningRecord {

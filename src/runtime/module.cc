@@ -207,7 +207,7 @@ void Module::set_threads(int threads) const {
   for (const runtime::ExternalKernel& ext : impl_->external) {
     if (ext.backend != &codegen::dnnl_backend()) continue;
     std::lock_guard<std::mutex> lock(*ext.mutex);
-    ext.kernel = ext.backend->compile(ext.graph);
+    ext.kernel = runtime::compile_external(ext);
   }
 }
 

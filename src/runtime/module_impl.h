@@ -27,6 +27,7 @@ struct ExternalKernel {
   std::unique_ptr<std::mutex> mutex = std::make_unique<std::mutex>();
   Graph graph;  // its graph, weights bound (views of weights.bin)
   const codegen::Backend* backend = nullptr;
+  std::string config;  // the backend's configuration
 };
 
 /// kernels.so's entry points.
@@ -64,6 +65,9 @@ namespace runtime {
 /// OpenMP's thread count for the next parallel region of this thread (0 when OpenMP is not
 /// loaded: oneDNN runs on it, found at run time so that the runtime need not link it).
 int openmp_max_threads();
+
+/// Compiles `ext`'s graph with its backend and configuration.
+std::unique_ptr<codegen::Kernel> compile_external(const ExternalKernel& ext);
 
 /// Reads the module directory into `impl` (every field); throws Error naming the file.
 void load_module(const std::string& dir, Module::Impl& impl);

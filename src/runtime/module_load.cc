@@ -103,8 +103,9 @@ void build_external(const KernelSpec& spec, const ExternalSpec& ext, const fs::p
   }
   out.backend = spec.backend == "dnnl" ? &codegen::dnnl_backend() : &codegen::reference_backend();
   out.graph = std::move(graph);
+  out.config = ext.config;
   try {
-    out.kernel = out.backend->compile(out.graph);
+    out.kernel = compile_external(out);
   } catch (const Error& e) {
     rethrow_with_context(
         e, fmt::format("{}: building kernel {} ({})", path.string(), spec.name, spec.backend));
@@ -112,6 +113,12 @@ void build_external(const KernelSpec& spec, const ExternalSpec& ext, const fs::p
 }
 
 }  // namespace
+
+std::unique_ptr<codegen::Kernel> compile_external(const ExternalKernel& ext) {
+  if (ext.backend == &codegen::dnnl_backend()) return codegen::dnnl_compile(ext.graph, ext.config);
+  check(ext.config.empty(), "backend {} has no configuration '{}'", ext.backend->name, ext.config);
+  return ext.backend->compile(ext.graph);
+}
 
 int openmp_max_threads() {
   using MaxThreads = int (*)();

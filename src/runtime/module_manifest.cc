@@ -137,7 +137,8 @@ ExternalSpec external_spec(const Reader& r, const json& k, const ModuleLayout& l
   std::string backend = r.text(k, "backend");
   check(backend == "dnnl" || backend == "reference", "{}: kernel {} has unknown backend '{}'",
         r.path(), r.text(k, "name"), backend);
-  ExternalSpec spec{r.text(k, "graph"), {}};
+  // "config" may be absent: the backend's default configuration.
+  ExternalSpec spec{r.text(k, "graph"), k.contains("config") ? r.text(k, "config") : "", {}};
   for (const json& w : r.array(k, "weights")) {
     WeightBinding b{r.text(w, "value"), r.integer(w, "offset"), r.integer(w, "bytes")};
     check(inside(b.offset, b.bytes, layout.weights_bytes), "{}: weight '{}' lies outside {}",

@@ -24,7 +24,8 @@ struct WeightBinding {
 
 /// An external kernel (dnnl, reference), built at load from its graph file.
 struct ExternalSpec {
-  std::string graph;  // relative to the module directory
+  std::string graph;   // relative to the module directory
+  std::string config;  // the backend's configuration ("" for its default)
   std::vector<WeightBinding> weights;
 };
 

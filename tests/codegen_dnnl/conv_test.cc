@@ -2,6 +2,7 @@
 // pads, 1-D to 3-D, constant and variable weights.
 #include "../common/conv_cases.h"
 #include "dnnl_test_util.h"
+#include "ir/error.h"
 
 namespace orch::codegen::dnnl_test {
 namespace {
@@ -55,6 +56,46 @@ TEST(DnnlConvTranspose, RandomDeconvolutions) {
     ConvCase cc = random_case(rng, 1 + trial % 3, true);
     n.b.output(conv(n, cc, true, trial));
     expect_matches_interpreter(n.g, trial);
+  }
+}
+
+// Every convolution oneDNN can also run in the plain layout offers it, and it computes the same.
+TEST(DnnlConv, PlainLayoutMatchesTheInterpreter) {
+  std::mt19937 rng(13);
+  int offered = 0;
+  for (int trial = 0; trial < 30; ++trial) {
+    const bool transposed = trial % 2 == 1;
+    Net n;
+    ValueId y = conv(n, random_case(rng, 1 + trial % 3, transposed), transposed, trial);
+    n.b.output(n.ew("max", {n.bias(y, 1, true, trial), n.c(0)}));
+    for (const std::string& config : dnnl_configs(n.g)) {
+      EXPECT_EQ(config, "layout=plain");
+      expect_matches_interpreter(n.g, trial, config);
+      ++offered;
+    }
+  }
+  EXPECT_GE(offered, 5) << "many of these convolutions have a plain (GEMM) implementation";
+}
+
+// The case the plain layout is for: a 1x1 convolution, which oneDNN runs as one GEMM.
+TEST(DnnlConv, PointwiseOffersThePlainLayout) {
+  Net n;
+  n.b.output(n.op("prim.Conv", {n.input({1, 32, 13, 13}), n.weights({64, 32, 1, 1}, 4)},
+                  conv_attrs({.pads = {0, 0, 0, 0}})));
+  EXPECT_EQ(dnnl_configs(n.g), std::vector<std::string>{"layout=plain"});
+  expect_matches_interpreter(n.g, 4, "layout=plain");
+}
+
+TEST(DnnlConv, UnknownConfigurationIsNamed) {
+  Net n;
+  n.b.output(n.op("prim.Conv", {n.input({1, 4, 5, 5}), n.weights({4, 4, 1, 1}, 5)},
+                  conv_attrs({.pads = {0, 0, 0, 0}})));
+  try {
+    dnnl_compile(n.g, "layout=nhwc");
+    FAIL() << "an unknown configuration compiled";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown configuration 'layout=nhwc'"), std::string::npos)
+        << e.what();
   }
 }
 

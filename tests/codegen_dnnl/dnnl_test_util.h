@@ -84,11 +84,12 @@ inline double tolerance(double reference) {
   return 1e-4 + 1e-4 * std::abs(reference);
 }
 
-/// The backend accepts `g`, and its kernel (run twice) matches the interpreter.
-inline void expect_matches_interpreter(const Graph& g, uint64_t seed) {
-  SCOPED_TRACE(print_graph(g));
+/// The backend accepts `g`, and its kernel (run twice, in `config`) matches the interpreter.
+inline void expect_matches_interpreter(const Graph& g, uint64_t seed,
+                                       const std::string& config = "") {
+  SCOPED_TRACE(print_graph(g) + " config '" + config + "'");
   ASSERT_EQ(dnnl_backend().reject(g), "");
-  std::unique_ptr<Kernel> kernel = dnnl_backend().compile(g);
+  std::unique_ptr<Kernel> kernel = dnnl_compile(g, config);
   for (int run = 0; run < 2; ++run) {
     std::vector<Tensor> inputs = interp::random_inputs(g, seed + run);
     std::vector<Tensor> expected = interp::interpret(g, inputs);

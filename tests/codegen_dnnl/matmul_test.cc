@@ -23,6 +23,12 @@ TEST(DnnlMatMul, RandomBatchedShapes) {
 }
 
 // fission broadcasts batch dims with prim.Broadcast before the MatMul: absorbed as size-1 dims.
+TEST(DnnlMatMul, HasNoLayoutConfigurations) {
+  Net n;
+  n.b.output(n.op("prim.MatMul", {n.input({8, 16}), n.weights({16, 4}, 1)}));
+  EXPECT_TRUE(dnnl_configs(n.g).empty());
+}
+
 TEST(DnnlMatMul, BroadcastBatchDims) {
   std::mt19937 rng(2);
   for (int trial = 0; trial < 6; ++trial) {

@@ -70,6 +70,36 @@ TEST(Stitch, ConvReluModuleMatchesTheInterpreter) {
   EXPECT_TRUE(dnnl) << "the convolution should run on oneDNN";
 }
 
+// A oneDNN kernel measured fastest in the plain layout keeps that configuration in the module:
+// the manifest names it and the runtime builds the kernel with it, at load and when
+// set_threads rebuilds it.
+TEST(Stitch, PlainLayoutConvolutionRunsInTheModule) {
+  Graph g;
+  g.name = "pointwise";
+  Builder b(g);
+  ValueId x = b.input("x", {DType::f32, {1, 16, 6, 6}});
+  ValueId w = b.constant(interp::random_tensor({DType::f32, {8, 16, 1, 1}}, 3), "w");
+  b.output(b.op("Relu", {b.op("Conv", {x, w})}));
+  PlannedModel m = plan_model(g);
+  for (codegen::KernelChoice& c : m.choices)
+    if (c.backend == "dnnl") c.config = "layout=plain";
+  std::string dir = build(m, "pointwise");
+  nlohmann::json manifest = read_manifest(dir);
+  int plain = 0;
+  for (const auto& k : manifest["kernels"]) plain += k["config"] == "layout=plain";
+  EXPECT_EQ(plain, 1);
+  Module module = Module::load(dir);
+  std::vector<Tensor> inputs = interp::random_inputs(m.graph, 5);
+  std::vector<Tensor> want = interp::interpret(m.graph, inputs);
+  for (int threads : {0, 1}) {
+    module.set_threads(threads);
+    std::vector<Tensor> got = module.run(inputs);
+    ASSERT_EQ(got.size(), 1u);
+    for (int64_t i = 0; i < want[0].numel(); ++i)
+      ASSERT_NEAR(got[0].get(i), want[0].get(i), 1e-4 + 1e-4 * std::abs(want[0].get(i))) << i;
+  }
+}
+
 TEST(Stitch, TopKRunsByReferenceInsideTheModule) {
   Graph g;
   g.name = "topk";

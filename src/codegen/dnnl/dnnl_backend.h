@@ -10,6 +10,13 @@ namespace orch::codegen {
 /// The oneDNN backend ("dnnl"); its reject() states what it accepts and why not.
 const Backend& dnnl_backend();
 
+/// Compiles `kernel` in a configuration: "" (the backend's compile()) or one of dnnl_configs().
+std::unique_ptr<Kernel> dnnl_compile(const Graph& kernel, const std::string& config);
+
+/// The configurations besides "" worth measuring for an accepted kernel: "layout=plain" for a
+/// convolution that oneDNN can also run in the model's plain layout, without reorders.
+std::vector<std::string> dnnl_configs(const Graph& kernel);
+
 /// Where a oneDNN kernel's time goes (summed over runs), for the benchmark.
 struct DnnlStageTimes {
   double reorder_s = 0;    // layout reorders into and out of the primitive
