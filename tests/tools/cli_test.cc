@@ -30,18 +30,6 @@ TEST_F(Cli, HelpListsEverySubcommand) {
     EXPECT_NE(r.output.find(sub), std::string::npos) << sub;
 }
 
-// orch sets OpenMP's wait policy to passive before libgomp reads it (oneDNN's spinning workers
-// took the cores of the Halide kernels that ran next), and keeps a policy the user chose.
-TEST_F(Cli, OpenMpWaitsPassivelyUnlessTheUserChose) {
-  Outcome r = cli_test::run_shell(std::string("env -u OMP_WAIT_POLICY OMP_DISPLAY_ENV=true ") +
-                                  ORCH_BINARY + " --help");
-  EXPECT_EQ(r.exit_code, 0);
-  EXPECT_NE(r.output.find("OMP_WAIT_POLICY = 'PASSIVE'"), std::string::npos) << r.output;
-  r = cli_test::run_shell(std::string("OMP_WAIT_POLICY=active OMP_DISPLAY_ENV=true ") +
-                          ORCH_BINARY + " --help");
-  EXPECT_NE(r.output.find("OMP_WAIT_POLICY = 'ACTIVE'"), std::string::npos) << r.output;
-}
-
 TEST_F(Cli, BadFlagIsRejected) {
   Outcome r = orch_cli("info --no-such-flag " + kMlp);
   EXPECT_NE(r.exit_code, 0);

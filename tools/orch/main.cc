@@ -32,17 +32,6 @@ frontend::ImportOptions import_options(const std::vector<std::string>& shapes) {
 
 namespace {
 
-// oneDNN's OpenMP threads spin for milliseconds after each kernel by default (libgomp), on the
-// cores that the next Halide kernel's threads need: on 2 cores, YOLOv4's Halide kernels took
-// 1.9x their tuned time behind oneDNN kernels, and 1.2x with passive waits. libgomp reads
-// OMP_WAIT_POLICY when it is loaded, before main; the executable's .preinit_array runs before
-// any library's initializers. A policy the user set is kept.
-void passive_openmp_waits(int, char**, char**) {
-  ::setenv("OMP_WAIT_POLICY", "passive", /*overwrite=*/0);
-}
-[[gnu::section(".preinit_array"),
-  gnu::used]] void (*const kPassiveOpenMpWaits)(int, char**, char**) = passive_openmp_waits;
-
 // "512M", "8G", "1048576": bytes, with an optional K/M/G suffix (powers of 1024).
 uint64_t parse_memory_size(const std::string& text) {
   uint64_t value = 0;
