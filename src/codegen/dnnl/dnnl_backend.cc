@@ -127,6 +127,28 @@ View conv_weights(View w, int64_t group, bool transposed) {
   return w;
 }
 
+// A first post-op that adds a per-channel vector to a convolution's output becomes the
+// convolution's bias. A 32 -> 32 1x1 convolution at 104x104 (2 threads) with bias and SiLU took
+// 521 us blocked with the bias as a binary post-op, 432 us with it as the bias; in the plain
+// layout 25,313 us and 3,725 us (257 us and 265 us without bias and SiLU).
+void absorb_bias(const Graph& kernel, LinearPlan& plan) {
+  if (kernel.node(plan.linear).op == "prim.MatMul" || plan.post_ops.empty()) return;
+  const PostOp& first = plan.post_ops.front();
+  if (!first.binary() || first.alg != "binary_add" || first.other.shape.size() < 3) return;
+  const View& v = first.other;
+  for (size_t d = 0; d < v.shape.size(); ++d)
+    if (d != 1 && v.shape[d] != 1 && v.strides[d] != 0) return;
+  if (v.shape[1] > 1 && v.strides[1] != 1) return;
+  plan.bias = {.source = v.source, .shape = {v.shape[1]}, .strides = {1}};
+  plan.post_ops.erase(plan.post_ops.begin());
+}
+
+std::string plan_for_dnnl(const Graph& kernel, LinearPlan& plan) {
+  std::string why = dnnl_plan::plan_kernel(kernel, plan);
+  if (why.empty()) absorb_bias(kernel, plan);
+  return why;
+}
+
 /// A primitive and the layouts it reads and writes.
 struct Built {
   dnnl::primitive primitive;
@@ -141,7 +163,7 @@ Built finish(const PrimitiveDesc& pd, bool create) {
 
 // User-side descs of the primitive's tensors: src, weights (as oneDNN indexes them), dst.
 struct UserDescs {
-  memory::desc src, weights, dst;
+  memory::desc src, weights, dst, bias;  // bias: empty when none
 };
 
 Built build(const Graph& kernel, const LinearPlan& plan, const UserDescs& user,
@@ -166,13 +188,15 @@ Built build(const Graph& kernel, const LinearPlan& plan, const UserDescs& user,
   memory::desc src = plain ? user.src : any_desc(user.src.dims()),
                weights = any_desc(user.weights.dims()),
                dst = plain ? user.dst : any_desc(user.dst.dims());
+  // An empty bias desc is no bias.
+  const memory::desc& bias = user.bias;
   if (node.op == "prim.Conv") {
     dnnl::convolution_forward::desc desc(kind, dnnl::algorithm::convolution_direct, src, weights,
-                                         dst, strides, dilates, pad_l, pad_r);
+                                         bias, dst, strides, dilates, pad_l, pad_r);
     return finish(dnnl::convolution_forward::primitive_desc(desc, attr, cpu_engine()), create);
   }
   dnnl::deconvolution_forward::desc desc(kind, dnnl::algorithm::deconvolution_direct, src, weights,
-                                         dst, strides, dilates, pad_l, pad_r);
+                                         bias, dst, strides, dilates, pad_l, pad_r);
   return finish(dnnl::deconvolution_forward::primitive_desc(desc, attr, cpu_engine()), create);
 }
 
@@ -183,8 +207,9 @@ UserDescs user_descs(const Graph& kernel, const LinearPlan& plan) {
     weights =
         conv_weights(weights, attr_int(node.attrs, "group", 1), node.op == "prim.ConvTranspose");
   const Shape& out = kernel.value(node.outputs[0]).type.shape;
-  return {view_desc(plan.src), view_desc(weights),
-          memory::desc(to_dims(out), memory::data_type::f32, to_dims(row_major_strides(out)))};
+  memory::desc dst(to_dims(out), memory::data_type::f32, to_dims(row_major_strides(out)));
+  memory::desc bias = plan.bias.source == kNoValue ? memory::desc() : view_desc(plan.bias);
+  return {view_desc(plan.src), view_desc(weights), dst, bias};
 }
 
 // A tensor the primitive reads or writes, with the reorder between the user's layout and the
@@ -236,6 +261,8 @@ class DnnlKernel final : public Kernel {
     for (const PostOp& op : plan_.post_ops)
       if (op.binary())
         binary_.emplace_back(view_desc(op.other), cpu_engine(), static_cast<void*>(nullptr));
+    if (plan_.bias.source != kNoValue)
+      bias_ = memory(user.bias, cpu_engine(), static_cast<void*>(nullptr));
     if (constant_weights) {
       // Weights are reordered once here; run() reads the result.
       weights_->user.set_data_handle(constant_data(plan_.weights.source));
@@ -267,6 +294,10 @@ class DnnlKernel final : public Kernel {
     args[DNNL_ARG_SRC] = src_->primitive_side();
     args[DNNL_ARG_WEIGHTS] = weights_->primitive_side();
     args[DNNL_ARG_DST] = dst_->primitive_side();
+    if (bias_) {
+      bias_->set_data_handle(data_of(plan_.bias.source, inputs));
+      args[DNNL_ARG_BIAS] = *bias_;
+    }
     size_t b = 0;
     for (size_t i = 0; i < plan_.post_ops.size(); ++i) {
       if (!plan_.post_ops[i].binary()) continue;
@@ -316,12 +347,13 @@ class DnnlKernel final : public Kernel {
   dnnl::primitive primitive_;
   std::optional<Port> src_, weights_, dst_;
   std::vector<memory> binary_;
+  std::optional<memory> bias_;
   bool constant_weights_ = false;
 };
 
 std::string reject(const Graph& kernel) {
   LinearPlan plan;
-  if (std::string why = dnnl_plan::plan_kernel(kernel, plan); !why.empty()) return why;
+  if (std::string why = plan_for_dnnl(kernel, plan); !why.empty()) return why;
   try {
     bool constant_weights = kernel.value(plan.weights.source).is_constant();
     build(kernel, plan, user_descs(kernel, plan), constant_weights, false, false);
@@ -343,7 +375,7 @@ std::unique_ptr<Kernel> compile(const Graph& kernel) {
 std::unique_ptr<Kernel> dnnl_compile(const Graph& kernel, const std::string& config) {
   bool plain = plain_layout(config);
   LinearPlan plan;
-  if (std::string why = dnnl_plan::plan_kernel(kernel, plan); !why.empty())
+  if (std::string why = plan_for_dnnl(kernel, plan); !why.empty())
     unsupported("oneDNN backend: {}", why);
   try {
     return std::make_unique<DnnlKernel>(kernel, std::move(plan), plain);
@@ -354,7 +386,7 @@ std::unique_ptr<Kernel> dnnl_compile(const Graph& kernel, const std::string& con
 
 std::vector<std::string> dnnl_configs(const Graph& kernel) {
   LinearPlan plan;
-  if (!dnnl_plan::plan_kernel(kernel, plan).empty() || kernel.node(plan.linear).op == "prim.MatMul")
+  if (!plan_for_dnnl(kernel, plan).empty() || kernel.node(plan.linear).op == "prim.MatMul")
     return {};  // a MatMul always runs in the kernel's own layouts
   try {
     UserDescs user = user_descs(kernel, plan);

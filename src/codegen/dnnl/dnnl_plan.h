@@ -35,6 +35,9 @@ struct PostOp {
 struct LinearPlan {
   NodeId linear = kNoNode;
   View src, weights;
+  /// A per-channel bias the convolution adds itself (source kNoValue: none), taken from the
+  /// front of the post-ops by the backend.
+  View bias;
   /// In application order (from the Linear output towards the kernel output).
   std::vector<PostOp> post_ops;
 };
