@@ -23,7 +23,9 @@ namespace orch::profile {
 /// timing no longer fails kernels whose outputs hold equal infinities (stored failures are stale).
 /// 0.2.2: Halide's tanh, sinh and cosh vectorize (stored times of kernels with them are stale).
 /// 0.2.3: oneDNN convolutions are also measured in the plain layout (a stored kernel never was).
-inline constexpr const char* kOrchVersion = "0.2.3";
+/// 0.2.4: a oneDNN convolution adds its per-channel bias itself (stored times of such kernels
+/// are stale).
+inline constexpr const char* kOrchVersion = "0.2.4";
 
 /// One measurement of one kernel with one backend configuration.
 struct TuningRecord {
