@@ -24,8 +24,9 @@ namespace orch::profile {
 /// 0.2.2: Halide's tanh, sinh and cosh vectorize (stored times of kernels with them are stale).
 /// 0.2.3: oneDNN convolutions are also measured in the plain layout (a stored kernel never was).
 /// 0.2.4: a oneDNN convolution adds its per-channel bias itself (stored times of such kernels
-/// are stale).
-inline constexpr const char* kOrchVersion = "0.2.4";
+/// are stale). 0.2.5: a oneDNN MatMul with constant weights is also measured with them stored
+/// column-major (a stored kernel never was).
+inline constexpr const char* kOrchVersion = "0.2.5";
 
 /// One measurement of one kernel with one backend configuration.
 struct TuningRecord {

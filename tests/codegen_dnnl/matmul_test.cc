@@ -1,5 +1,6 @@
 // prim.MatMul on oneDNN: batched, broadcast batch dims, transposed and reshaped operands.
 #include "dnnl_test_util.h"
+#include "ir/error.h"
 
 namespace orch::codegen::dnnl_test {
 namespace {
@@ -23,10 +24,36 @@ TEST(DnnlMatMul, RandomBatchedShapes) {
 }
 
 // fission broadcasts batch dims with prim.Broadcast before the MatMul: absorbed as size-1 dims.
-TEST(DnnlMatMul, HasNoLayoutConfigurations) {
+// Constant weights may also be stored column-major; the result is the same MatMul.
+TEST(DnnlMatMul, TransposedWeightsMatchTheInterpreter) {
+  std::mt19937 rng(4);
+  for (int trial = 0; trial < 8; ++trial) {
+    Net n;
+    Shape batch;
+    for (int64_t d = 0, r = pick(rng, 0, 2); d < r; ++d) batch.push_back(pick(rng, 1, 3));
+    int64_t m = pick(rng, 1, 30), k = pick(rng, 2, 50), nn = pick(rng, 2, 40);
+    Shape a = batch, b = batch;
+    a.insert(a.end(), {m, k});
+    b.insert(b.end(), {k, nn});
+    n.b.output(n.op("prim.MatMul", {n.input(a), n.weights(b, trial)}));
+    EXPECT_EQ(dnnl_configs(n.g), std::vector<std::string>{"weights=transposed"})
+        << format_shape(a) << " x " << format_shape(b);
+    expect_matches_interpreter(n.g, trial, "weights=transposed");
+  }
+}
+
+// Weights computed at run time are read where they are: there is no layout to choose.
+TEST(DnnlMatMul, RuntimeWeightsHaveNoConfigurations) {
+  Net n;
+  n.b.output(n.op("prim.MatMul", {n.input({8, 16}), n.input({16, 4})}));
+  EXPECT_TRUE(dnnl_configs(n.g).empty());
+  EXPECT_THROW(dnnl_compile(n.g, "weights=transposed"), Error);
+}
+
+TEST(DnnlMatMul, ConvolutionConfigurationIsRefused) {
   Net n;
   n.b.output(n.op("prim.MatMul", {n.input({8, 16}), n.weights({16, 4}, 1)}));
-  EXPECT_TRUE(dnnl_configs(n.g).empty());
+  EXPECT_THROW(dnnl_compile(n.g, "layout=plain"), Error);
 }
 
 TEST(DnnlMatMul, BroadcastBatchDims) {
