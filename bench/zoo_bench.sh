@@ -10,6 +10,11 @@
 #   ORCH_BENCH_THREADS="1 2"  ORCH_BENCH_RUNS=30
 #   ORCH_BENCH_OPTIMIZE_FLAGS="--exact-s 0"   extra `orch optimize` flags for every policy
 #   ORCH_BENCH_REUSE=1        time the modules an earlier run wrote instead of optimizing again
+#   ORCH_BENCH_TUNE_PER_THREADS=1  optimize every policy once per thread count (`--threads N`,
+#                             modules POLICY-tN) and time each count with its own module, as a
+#                             user who deploys at N threads would tune; else one module per
+#                             policy, tuned with every core, is timed at every count. Doubles
+#                             the tuning time at two counts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -33,6 +38,15 @@ ort_ms() {  # MODEL THREADS
   node tools/ort/run_model.js "$1" "$dir/ort" --threads "$2" --bench "$runs" |
     sed -n 's/.*median_ms=\([0-9.]*\).*/\1/p'
 }
+# The module of POLICY timed at THREADS: its own per thread count, or the one tuned on every core
+# (--threads 0).
+if [ -n "${ORCH_BENCH_TUNE_PER_THREADS:-}" ]; then
+  tune_counts=$thread_counts
+  module_dir() { echo "$1-t$2"; }
+else
+  tune_counts=0
+  module_dir() { echo "$1"; }
+fi
 module_field() {  # MODULE_DIR PYTHON_EXPRESSION_OF_m
   /usr/bin/python3 -c "import json,sys; m=json.load(open(sys.argv[1]+'/manifest.json')); print($2)" "$1"
 }
@@ -44,26 +58,31 @@ for model in $models; do
   "$orch" zoo build "$model" "${size_flag[@]}" -o "$dir/model.onnx" >&2
   "$orch" fission "$dir/model.onnx" -o "$dir/primitives.onnx" >&2
   # Full first: its tuning time is then that of a cold database (the baselines' kernels differ).
-  policies=()
-  for policy in full operator greedy; do
-    if [ -n "${ORCH_BENCH_REUSE:-}" ] && [ -f "$dir/$policy/manifest.json" ]; then
-      policies+=("$policy")
-      continue
-    fi
-    rm -rf "${dir:?}/$policy"
-    # A policy that fails to optimize is reported and its row left empty; the others still run.
-    if ! "$orch" optimize "$dir/model.onnx" -o "$dir/$policy" --fusion "$policy" \
-      "${optimize_flags[@]}" >"$dir/$policy.log" 2>&1; then
-      echo "$model: orch optimize --fusion $policy failed: $(tail -n 1 "$dir/$policy.log")" >&2
-      continue
-    fi
-    policies+=("$policy")
-    grep -v "^[a-z ]* round " "$dir/$policy.log" >&2
-    sed -n 's/^time: tune \([0-9.]*\) s.*/\1/p' "$dir/$policy.log" >"$dir/$policy.seconds"
+  # `modules` holds the module directories that were built (relative to $dir).
+  modules=()
+  for tune_threads in $tune_counts; do
+    for policy in full operator greedy; do
+      module=$(module_dir "$policy" "$tune_threads")
+      if [ -n "${ORCH_BENCH_REUSE:-}" ] && [ -f "$dir/$module/manifest.json" ]; then
+        modules+=("$module")
+        continue
+      fi
+      rm -rf "${dir:?}/$module"
+      # A policy that fails to optimize is reported and its row left empty; the others still run.
+      if ! "$orch" optimize "$dir/model.onnx" -o "$dir/$module" --fusion "$policy" \
+        --threads "$tune_threads" "${optimize_flags[@]}" >"$dir/$module.log" 2>&1; then
+        echo "$model: orch optimize --fusion $policy --threads $tune_threads failed:" \
+          "$(tail -n 1 "$dir/$module.log")" >&2
+        continue
+      fi
+      modules+=("$module")
+      grep -v "^[a-z ]* round " "$dir/$module.log" >&2
+      sed -n 's/^time: tune \([0-9.]*\) s.*/\1/p' "$dir/$module.log" >"$dir/$module.seconds"
+    done
   done
-  [ ${#policies[@]} -eq 0 ] && continue
-  input_name=$(module_field "$dir/${policies[0]}" "m['inputs'][0]['name']")
-  /usr/bin/python3 - "$dir" "${policies[0]}" <<'PY'
+  [ ${#modules[@]} -eq 0 ] && continue
+  input_name=$(module_field "$dir/${modules[0]}" "m['inputs'][0]['name']")
+  /usr/bin/python3 - "$dir" "${modules[0]}" <<'PY'
 import json, sys, numpy as np
 d = sys.argv[1]
 spec = json.load(open(f"{d}/{sys.argv[2]}/manifest.json"))["inputs"][0]
@@ -73,10 +92,12 @@ PY
   for threads in $thread_counts; do
     echo "$model,$threads,ort,$(ort_ms "$dir/model.onnx" "$threads"),,," >>"$csv"
     echo "$model,$threads,ort-primitives,$(ort_ms "$dir/primitives.onnx" "$threads"),,," >>"$csv"
-    for policy in "${policies[@]}"; do
-      echo "$model,$threads,orch-$policy,$(median_ms "$dir/$policy" "$threads"),$(module_field \
-        "$dir/$policy" "len(m['kernels'])"),$(cat "$dir/$policy.seconds"),$(module_field \
-        "$dir/$policy" "round(m['arena_bytes'] / 2**20, 2)")" >>"$csv"
+    for policy in full operator greedy; do
+      module=$(module_dir "$policy" "$threads")
+      [ -f "$dir/$module/manifest.json" ] || continue
+      echo "$model,$threads,orch-$policy,$(median_ms "$dir/$module" "$threads"),$(module_field \
+        "$dir/$module" "len(m['kernels'])"),$(cat "$dir/$module.seconds"),$(module_field \
+        "$dir/$module" "round(m['arena_bytes'] / 2**20, 2)")" >>"$csv"
     done
   done
 done
