@@ -7,34 +7,35 @@ namespace {
 
 using Ints = std::vector<int64_t>;
 
+// Operands [batch..., m, k] and [batch..., k, n] with up to two batch dims of at most
+// `max_batch`, m in [1, 30] and k, n in [min_kn, 40].
+std::pair<Shape, Shape> random_operands(std::mt19937& rng, int64_t max_batch, int64_t min_kn) {
+  Shape a, b;
+  for (int64_t d = 0, r = pick(rng, 0, 2); d < r; ++d) a.push_back(pick(rng, 1, max_batch));
+  b = a;
+  int64_t m = pick(rng, 1, 30), k = pick(rng, min_kn, 40), n = pick(rng, min_kn, 40);
+  a.insert(a.end(), {m, k});
+  b.insert(b.end(), {k, n});
+  return {a, b};
+}
+
 TEST(DnnlMatMul, RandomBatchedShapes) {
   std::mt19937 rng(1);
   for (int trial = 0; trial < 12; ++trial) {
     Net n;
-    Shape batch;
-    for (int64_t d = 0, r = pick(rng, 0, 2); d < r; ++d) batch.push_back(pick(rng, 1, 4));
-    int64_t m = pick(rng, 1, 40), k = pick(rng, 1, 70), nn = pick(rng, 1, 40);
-    Shape a = batch, b = batch;
-    a.insert(a.end(), {m, k});
-    b.insert(b.end(), {k, nn});
+    auto [a, b] = random_operands(rng, 4, 1);
     ValueId w = trial % 2 == 0 ? n.input(b) : n.weights(b, trial);
     n.b.output(n.op("prim.MatMul", {n.input(a), w}));
     expect_matches_interpreter(n.g, trial);
   }
 }
 
-// fission broadcasts batch dims with prim.Broadcast before the MatMul: absorbed as size-1 dims.
 // Constant weights may also be stored column-major; the result is the same MatMul.
 TEST(DnnlMatMul, TransposedWeightsMatchTheInterpreter) {
   std::mt19937 rng(4);
   for (int trial = 0; trial < 8; ++trial) {
     Net n;
-    Shape batch;
-    for (int64_t d = 0, r = pick(rng, 0, 2); d < r; ++d) batch.push_back(pick(rng, 1, 3));
-    int64_t m = pick(rng, 1, 30), k = pick(rng, 2, 50), nn = pick(rng, 2, 40);
-    Shape a = batch, b = batch;
-    a.insert(a.end(), {m, k});
-    b.insert(b.end(), {k, nn});
+    auto [a, b] = random_operands(rng, 3, 2);
     n.b.output(n.op("prim.MatMul", {n.input(a), n.weights(b, trial)}));
     EXPECT_EQ(dnnl_configs(n.g), std::vector<std::string>{"weights=transposed"})
         << format_shape(a) << " x " << format_shape(b);
@@ -56,6 +57,7 @@ TEST(DnnlMatMul, ConvolutionConfigurationIsRefused) {
   EXPECT_THROW(dnnl_compile(n.g, "layout=plain"), Error);
 }
 
+// fission broadcasts batch dims with prim.Broadcast before the MatMul: absorbed as size-1 dims.
 TEST(DnnlMatMul, BroadcastBatchDims) {
   std::mt19937 rng(2);
   for (int trial = 0; trial < 6; ++trial) {
