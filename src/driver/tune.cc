@@ -38,6 +38,7 @@ struct UniqueKernel {
   std::string label;
   std::vector<size_t> candidates;
   double bound_us = 0;  // roofline lower bound
+  double write_us = 0;  // its outputs at main-memory bandwidth (TuneOptions::write_cost)
   KernelKind kind = KernelKind::memory;
   int primitives = 1;
   bool known = false;  // measured, in this run or before
@@ -153,6 +154,7 @@ class Tuner {
       if (inserted) {
         UniqueKernel u{.hash = hash, .outputs = output_types(kernel), .label = c.label};
         u.bound_us = profile::roofline_lower_bound_us(kernel, machine_);
+        u.write_us = write_us(kernel);
         u.kind = kernel_kind(kernel, u.bound_us);
         u.primitives = static_cast<int>(c.primitives.size());
         u.kernel = std::move(kernel);
@@ -172,6 +174,12 @@ class Tuner {
       });
       if (fallback_tried) tried_fallback_.insert(static_cast<size_t>(&u - unique_.data()));
     }
+  }
+
+  // Measured tuning only: analytic costs are bounds plus a call cost, for checking code.
+  double write_us(const Graph& kernel) const {
+    if (!options_.write_cost || options_.analytic || machine_.levels.empty()) return 0;
+    return profile::kernel_output_bytes(kernel) / (machine_.levels.back().bandwidth_gbs * 1e3);
   }
 
   KernelKind kernel_kind(const Graph& kernel, double bound_us) const {
@@ -274,10 +282,10 @@ class Tuner {
         samples.push_back({u.bound_us, u.cost_us, u.kind, u.primitives});
     fit_ = fit_cost_estimate(samples);
     for (const UniqueKernel& u : unique_) {
-      double cost = u.known                        ? u.cost_us
-                    : unknown == Unknown::bound    ? std::max(u.bound_us, floor)
-                    : unknown == Unknown::estimate ? estimate(u)
-                                                   : kInfinity;
+      double cost = u.write_us + (u.known                        ? u.cost_us
+                                  : unknown == Unknown::bound    ? std::max(u.bound_us, floor)
+                                  : unknown == Unknown::estimate ? estimate(u)
+                                                                 : kInfinity);
       for (size_t i : u.candidates) model_.problem.candidates[i].cost_us = cost;
     }
   }
@@ -317,7 +325,7 @@ class Tuner {
       if (!u.known || u.primitives != 1) continue;
       for (size_t i : u.candidates) {
         double& a = alone[static_cast<size_t>(model_.problem.candidates[i].primitives[0])];
-        a = std::min(a, u.cost_us);
+        a = std::min(a, u.cost_us + u.write_us);
       }
     }
     std::vector<std::pair<double, size_t>> saving;
@@ -329,7 +337,7 @@ class Tuner {
         double unfused = 0;
         for (int p : model_.problem.candidates[i].primitives)
           unfused += alone[static_cast<size_t>(p)];
-        best = std::max(best, unfused - estimate(u));
+        best = std::max(best, unfused - estimate(u) - u.write_us);
       }
       if (best > 0 && best < kInfinity) saving.push_back({-best, id});
     }
@@ -354,12 +362,13 @@ class Tuner {
            model_.stats.earlier_lazy_s + seconds_since(lazy_start_) >= options_.max_lazy_s;
   }
 
-  // The model's identity for the search budget: its distinct kernels, in a stable order.
+  // The model's identity for the search budget: its distinct kernels, in a stable order, and
+  // the objective searched (a search under another objective does not count).
   std::string model_key() const {
     std::vector<std::string> kernels;
     for (const UniqueKernel& u : unique_) kernels.push_back(u.hash + " " + u.outputs);
     std::sort(kernels.begin(), kernels.end());
-    uint64_t h = hash_string("orch model");
+    uint64_t h = hash_string(options_.write_cost ? "orch model, write cost" : "orch model");
     for (const std::string& k : kernels) h = hash_combine(h, hash_string(k));
     return format_hash(h);
   }

@@ -33,16 +33,26 @@ double kernel_flops(const Graph& kernel) {
   return flops;
 }
 
+namespace {
+
+double value_bytes(const Graph& kernel, ValueId v) {
+  const TensorType& t = kernel.value(v).type;
+  return static_cast<double>(num_elements(t.shape)) * static_cast<double>(dtype_size(t.dtype));
+}
+
+}  // namespace
+
 double kernel_unavoidable_bytes(const Graph& kernel) {
-  auto bytes = [&](ValueId v) {
-    const TensorType& t = kernel.value(v).type;
-    return static_cast<double>(num_elements(t.shape)) * static_cast<double>(dtype_size(t.dtype));
-  };
-  double total = 0;
-  for (ValueId v : kernel.inputs()) total += bytes(v);
+  double total = kernel_output_bytes(kernel);
+  for (ValueId v : kernel.inputs()) total += value_bytes(kernel, v);
   for (ValueId v = 0; v < static_cast<ValueId>(kernel.num_values()); ++v)
-    if (kernel.value(v).is_constant()) total += bytes(v);
-  for (ValueId v : kernel.outputs()) total += bytes(v);
+    if (kernel.value(v).is_constant()) total += value_bytes(kernel, v);
+  return total;
+}
+
+double kernel_output_bytes(const Graph& kernel) {
+  double total = 0;
+  for (ValueId v : kernel.outputs()) total += value_bytes(kernel, v);
   return total;
 }
 

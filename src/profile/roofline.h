@@ -17,6 +17,9 @@ double kernel_flops(const Graph& kernel);
 /// Bytes of the kernel's inputs (constants included) and outputs.
 double kernel_unavoidable_bytes(const Graph& kernel);
 
+/// Bytes of the kernel's outputs.
+double kernel_output_bytes(const Graph& kernel);
+
 /// An optimistic peak in GFLOP/s: cores x SIMD lanes (f32) x 2 FMA units x 2 x 5 GHz.
 double peak_gflops(const schedule::Machine& machine);
 

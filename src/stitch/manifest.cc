@@ -144,7 +144,8 @@ std::string report_markdown(const ModuleLayout& layout, const StitchResult& resu
         layout.objective_us, layout.optimal ? "optimal" : "time limit, not proven optimal");
   else
     text += fmt::format(
-        "{} kernels ({} Halide, {} oneDNN, {} reference). Plan objective {:.1f} us ({}).\n\n",
+        "{} kernels ({} Halide, {} oneDNN, {} reference). Plan objective {:.1f} us ({}): the "
+        "kernels' measured times plus their outputs written at main-memory bandwidth.\n\n",
         layout.kernels.size(), result.halide_kernels, result.dnnl_kernels, result.reference_kernels,
         layout.objective_us, layout.optimal ? "optimal" : "time limit, not proven optimal");
   if (layout.operator_kernels_us >= 0)

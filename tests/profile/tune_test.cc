@@ -1,6 +1,6 @@
-// Tuning a model: the plan is valid, a second tune measures nothing, `kill -9` during `orch tune`
-// loses nothing stored (a rerun measures only what is missing), and a spent search budget is
-// not spent again.
+// Tuning a model: the plan is valid, a second tune measures nothing, the BLP's costs carry the
+// write cost, `kill -9` during `orch tune` loses nothing stored (a rerun measures only what is
+// missing), and a spent search budget is not spent again.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -19,14 +20,34 @@
 #include "driver/pipeline.h"
 #include "driver/tune.h"
 #include "profile/tuning_db.h"
+#include "schedule/machine.h"
 
 namespace orch {
 namespace {
 
 const std::string kTinyMlp = std::string(ORCH_SOURCE_DIR) + "/examples/tiny_mlp.orch.txt";
 
+// A chain of four elementwise operators: seven kernels of at most two primitives.
+constexpr const char* kChain = R"(graph chain(%x: f32[8,16]) {
+  %a: f32[8,16] = Relu(%x)
+  %b: f32[8,16] = Exp(%a)
+  %c: f32[8,16] = Neg(%b)
+  %d: f32[8,16] = Sigmoid(%c)
+  return %d
+}
+)";
+
 class TuneTest : public cli_test::CliTest {
  protected:
+  Graph chain() const {
+    std::string model = path("chain.orch.txt");
+    {
+      std::ofstream out(model);
+      out << kChain;
+    }
+    return driver::primitive_graph(model, {});
+  }
+
   driver::TuneOptions options() const {
     driver::TuneOptions o;
     o.db_path = path("tuning.db");
@@ -49,7 +70,7 @@ TEST_F(TuneTest, PlanIsValidAndSecondTuneMeasuresNothing) {
   for (const PlanKernel& k : first.plan.kernels) {
     const codegen::KernelChoice& c = first.choices[static_cast<size_t>(k.candidate)];
     EXPECT_FALSE(c.backend.empty());
-    EXPECT_EQ(c.cost_us, k.cost_us);
+    EXPECT_GT(k.cost_us, c.cost_us);  // plus the write cost
   }
 
   driver::TunedModel second = driver::tune_model(graph, options());
@@ -57,16 +78,6 @@ TEST_F(TuneTest, PlanIsValidAndSecondTuneMeasuresNothing) {
   EXPECT_EQ(second.stats.measurements, 0);
   EXPECT_EQ(second.plan.objective_us, first.plan.objective_us);
 }
-
-// A chain of four elementwise operators: seven kernels of at most two primitives.
-constexpr const char* kChain = R"(graph chain(%x: f32[8,16]) {
-  %a: f32[8,16] = Relu(%x)
-  %b: f32[8,16] = Exp(%a)
-  %c: f32[8,16] = Neg(%b)
-  %d: f32[8,16] = Sigmoid(%c)
-  return %d
-}
-)";
 
 TEST_F(TuneTest, KillNineLosesNothingStored) {
   std::string db_path = path("tuning.db");
@@ -133,16 +144,39 @@ TEST_F(TuneTest, KillNineLosesNothingStored) {
   sqlite3_close(db);
 }
 
+// Every candidate of the chain writes f32[8,16] buffers: its BLP cost is its measured latency
+// plus those bytes at the machine's main-memory bandwidth.
+TEST_F(TuneTest, WriteCostIsOutputBytesAtMemoryBandwidth) {
+  Graph graph = chain();
+  driver::TuneOptions o = options();
+  o.exhaustive = true;
+  o.write_cost = false;
+  driver::TunedModel alone = driver::tune_model(graph, o);
+  o.write_cost = true;
+  driver::TunedModel written = driver::tune_model(graph, o);
+  EXPECT_EQ(written.stats.measurements, 0);  // the same measurements, another objective
+  ASSERT_EQ(alone.problem.candidates.size(), written.problem.candidates.size());
+  double us_per_byte = 1 / (schedule::host_machine().levels.back().bandwidth_gbs * 1e3);
+  int checked = 0;
+  for (size_t i = 0; i < alone.problem.candidates.size(); ++i) {
+    const Candidate& a = alone.problem.candidates[i];
+    const Candidate& w = written.problem.candidates[i];
+    if (!std::isfinite(a.cost_us)) continue;
+    ASSERT_EQ(a.outputs, w.outputs);
+    EXPECT_NEAR(w.cost_us - a.cost_us,
+                static_cast<double>(a.outputs.size()) * 8 * 16 * 4 * us_per_byte, 1e-9)
+        << a.label;
+    ++checked;
+  }
+  EXPECT_GE(checked, 4);  // at least the single primitives
+  EXPECT_EQ(check_plan(written.problem, written.plan), "");
+}
+
 // The lazy search's time is kept per model in the database: a rerun whose --max-lazy-s earlier
 // runs already spent settles without a single round (a warm `orch tune` of a model whose search
 // hit its cap measures nothing), and a larger budget continues the search.
 TEST_F(TuneTest, SpentSearchBudgetCarriesOverToReruns) {
-  std::string model = path("chain.orch.txt");
-  {
-    std::ofstream out(model);
-    out << kChain;
-  }
-  Graph graph = driver::primitive_graph(model, {});
+  Graph graph = chain();
   driver::TuneOptions o = options();
   o.exact_s = 0;
   o.max_rounds = 1;
