@@ -7,7 +7,9 @@
 #   bench/zoo_bench.sh [BUILD_DIR]
 #   ORCH_BENCH_MODELS="candy vit-b16-layer"  models (default: every zoo model)
 #   ORCH_BENCH_SIZE=64                         input size for every model (default: published)
-#   ORCH_BENCH_THREADS="1 2"  ORCH_BENCH_RUNS=30
+#   ORCH_BENCH_THREADS="1 2"  ORCH_BENCH_RUNS=30  timed runs per cell, after warm-up
+#   ORCH_BENCH_ROUNDS=3       runners take turns in this many rounds of RUNS/ROUNDS runs each;
+#                             a cell is the median of its rounds' medians
 #   ORCH_BENCH_OPTIMIZE_FLAGS="--exact-s 0"   extra `orch optimize` flags for every policy
 #   ORCH_BENCH_REUSE=1        time the modules an earlier run wrote instead of optimizing again
 #   ORCH_BENCH_TUNE_PER_THREADS=1  optimize every policy once per thread count (`--threads N`,
@@ -21,6 +23,8 @@ build=${1:-build}
 orch="$build/tools/orch/orch"
 work="$build/bench"
 runs=${ORCH_BENCH_RUNS:-30}
+rounds_per_cell=${ORCH_BENCH_ROUNDS:-3}
+runs_per_round=$(((runs + rounds_per_cell - 1) / rounds_per_cell))
 thread_counts=${ORCH_BENCH_THREADS:-"1 2"}
 models=${ORCH_BENCH_MODELS:-$("$orch" zoo list | awk 'NR > 1 && $1 != "" {print $1}')}
 size_flag=()
@@ -32,10 +36,10 @@ echo "model,threads,runner,latency_ms,kernels,tuning_s,peak_arena_mib" >"$csv"
 
 median_ms() {  # MODULE_DIR THREADS
   "$orch" run "$1" --input "$input_name=$dir/ort/input_0.npy" --out "$dir/out" \
-    --repeat "$runs" --threads "$2" | tail -n 1 | sed 's/.*median=\([0-9.]*\).*/\1/'
+    --repeat "$runs_per_round" --threads "$2" | tail -n 1 | sed 's/.*median=\([0-9.]*\).*/\1/'
 }
 ort_ms() {  # MODEL THREADS
-  node tools/ort/run_model.js "$1" "$dir/ort" --threads "$2" --bench "$runs" |
+  node tools/ort/run_model.js "$1" "$dir/ort" --threads "$2" --bench "$runs_per_round" |
     sed -n 's/.*median_ms=\([0-9.]*\).*/\1/p'
 }
 # The module of POLICY timed at THREADS: its own per thread count, or the one tuned on every core
@@ -47,6 +51,10 @@ else
   tune_counts=0
   module_dir() { echo "$1"; }
 fi
+median_of() {  # VALUES...: their median; empty when a value is missing (a runner failed)
+  /usr/bin/python3 -c "import statistics, sys; v = sys.argv[1:]
+print(statistics.median(map(float, v)) if v and '' not in v else '')" "$@"
+}
 module_field() {  # MODULE_DIR PYTHON_EXPRESSION_OF_m
   /usr/bin/python3 -c "import json,sys; m=json.load(open(sys.argv[1]+'/manifest.json')); print($2)" "$1"
 }
@@ -90,15 +98,29 @@ np.save(f"{d}/ort/input_0.npy",
         np.random.default_rng(1).uniform(-1, 1, spec["shape"]).astype(np.float32))
 PY
   for threads in $thread_counts; do
-    echo "$model,$threads,ort,$(ort_ms "$dir/model.onnx" "$threads"),,," >>"$csv"
-    echo "$model,$threads,ort-primitives,$(ort_ms "$dir/primitives.onnx" "$threads"),,," >>"$csv"
+    # Runners take turns, a share of the runs each per round, and a cell is the median of its
+    # rounds' medians: this machine's speed drifts by tens of percent over minutes (other
+    # tenants), which a runner timed all at once would take for its own.
+    declare -A rounds=()
+    for ((round = 0; round < rounds_per_cell; ++round)); do
+      rounds[ort]+=" $(ort_ms "$dir/model.onnx" "$threads")"
+      rounds[ort-primitives]+=" $(ort_ms "$dir/primitives.onnx" "$threads")"
+      for policy in full operator greedy; do
+        module=$(module_dir "$policy" "$threads")
+        [ -f "$dir/$module/manifest.json" ] || continue
+        rounds[orch-$policy]+=" $(median_ms "$dir/$module" "$threads")"
+      done
+    done
+    echo "$model,$threads,ort,$(median_of ${rounds[ort]}),,," >>"$csv"
+    echo "$model,$threads,ort-primitives,$(median_of ${rounds[ort-primitives]}),,," >>"$csv"
     for policy in full operator greedy; do
       module=$(module_dir "$policy" "$threads")
       [ -f "$dir/$module/manifest.json" ] || continue
-      echo "$model,$threads,orch-$policy,$(median_ms "$dir/$module" "$threads"),$(module_field \
+      echo "$model,$threads,orch-$policy,$(median_of ${rounds[orch-$policy]}),$(module_field \
         "$dir/$module" "len(m['kernels'])"),$(cat "$dir/$module.seconds"),$(module_field \
         "$dir/$module" "round(m['arena_bytes'] / 2**20, 2)")" >>"$csv"
     done
+    unset rounds
   done
 done
 
