@@ -8,8 +8,8 @@
 #   ORCH_BENCH_MODELS="candy vit-b16-layer"  models (default: every zoo model)
 #   ORCH_BENCH_SIZE=64                         input size for every model (default: published)
 #   ORCH_BENCH_THREADS="1 2"  ORCH_BENCH_RUNS=30  timed runs per cell, after warm-up
-#   ORCH_BENCH_ROUNDS=3       runners take turns in this many rounds of RUNS/ROUNDS runs each;
-#                             a cell is the median of its rounds' medians
+#   ORCH_BENCH_ROUNDS=3       runners take turns in this many rounds of ceil(RUNS/ROUNDS) runs
+#                             each; a cell is the median of its rounds' medians
 #   ORCH_BENCH_OPTIMIZE_FLAGS="--exact-s 0"   extra `orch optimize` flags for every policy
 #   ORCH_BENCH_REUSE=1        time the modules an earlier run wrote instead of optimizing again
 #   ORCH_BENCH_TUNE_PER_THREADS=1  optimize every policy once per thread count (`--threads N`,
@@ -24,6 +24,10 @@ orch="$build/tools/orch/orch"
 work="$build/bench"
 runs=${ORCH_BENCH_RUNS:-30}
 rounds_per_cell=${ORCH_BENCH_ROUNDS:-3}
+[[ "$rounds_per_cell" =~ ^[1-9][0-9]*$ ]] || {
+  echo "ORCH_BENCH_ROUNDS must be a positive integer, not '$rounds_per_cell'" >&2
+  exit 2
+}
 runs_per_round=$(((runs + rounds_per_cell - 1) / rounds_per_cell))
 thread_counts=${ORCH_BENCH_THREADS:-"1 2"}
 models=${ORCH_BENCH_MODELS:-$("$orch" zoo list | awk 'NR > 1 && $1 != "" {print $1}')}
@@ -36,7 +40,7 @@ echo "model,threads,runner,latency_ms,kernels,tuning_s,peak_arena_mib" >"$csv"
 
 median_ms() {  # MODULE_DIR THREADS
   "$orch" run "$1" --input "$input_name=$dir/ort/input_0.npy" --out "$dir/out" \
-    --repeat "$runs_per_round" --threads "$2" | tail -n 1 | sed 's/.*median=\([0-9.]*\).*/\1/'
+    --repeat "$runs_per_round" --threads "$2" | tail -n 1 | sed -n 's/.*median=\([0-9.]*\).*/\1/p'
 }
 ort_ms() {  # MODEL THREADS
   node tools/ort/run_model.js "$1" "$dir/ort" --threads "$2" --bench "$runs_per_round" |
@@ -51,9 +55,20 @@ else
   tune_counts=0
   module_dir() { echo "$1"; }
 fi
-median_of() {  # VALUES...: their median; empty when a value is missing (a runner failed)
-  /usr/bin/python3 -c "import statistics, sys; v = sys.argv[1:]
-print(statistics.median(map(float, v)) if v and '' not in v else '')" "$@"
+one_round() {  # RUNNER THREADS: the runner's median over one round, in ms; "nan" when it failed
+  local ms=""
+  case $1 in
+    ort) ms=$(ort_ms "$dir/model.onnx" "$2") ;;
+    ort-primitives) ms=$(ort_ms "$dir/primitives.onnx" "$2") ;;
+    *) ms=$(median_ms "$dir/$(module_dir "${1#orch-}" "$2")" "$2") ;;
+  esac || true  # a failed run leaves its cell empty; the other runners still run
+  [ -n "$ms" ] || echo "$model: $1 at $2 threads failed in a round" >&2
+  echo "${ms:-nan}"
+}
+median_of() {  # VALUES...: the median of those that are numbers; empty when none is
+  /usr/bin/python3 -c "import math, statistics, sys
+v = [x for x in map(float, sys.argv[1:]) if not math.isnan(x)]
+print(statistics.median(v) if v else '')" "$@"
 }
 module_field() {  # MODULE_DIR PYTHON_EXPRESSION_OF_m
   /usr/bin/python3 -c "import json,sys; m=json.load(open(sys.argv[1]+'/manifest.json')); print($2)" "$1"
@@ -101,14 +116,16 @@ PY
     # Runners take turns, a share of the runs each per round, and a cell is the median of its
     # rounds' medians: this machine's speed drifts by tens of percent over minutes (other
     # tenants), which a runner timed all at once would take for its own.
+    # Each round starts one runner later, so that none is always timed first.
+    runners=(ort ort-primitives)
+    for policy in full operator greedy; do
+      [ -f "$dir/$(module_dir "$policy" "$threads")/manifest.json" ] && runners+=("orch-$policy")
+    done
     declare -A rounds=()
     for ((round = 0; round < rounds_per_cell; ++round)); do
-      rounds[ort]+=" $(ort_ms "$dir/model.onnx" "$threads")"
-      rounds[ort-primitives]+=" $(ort_ms "$dir/primitives.onnx" "$threads")"
-      for policy in full operator greedy; do
-        module=$(module_dir "$policy" "$threads")
-        [ -f "$dir/$module/manifest.json" ] || continue
-        rounds[orch-$policy]+=" $(median_ms "$dir/$module" "$threads")"
+      for ((i = 0; i < ${#runners[@]}; ++i)); do
+        runner=${runners[(round + i) % ${#runners[@]}]}
+        rounds[$runner]+=" $(one_round "$runner" "$threads")"
       done
     done
     echo "$model,$threads,ort,$(median_of ${rounds[ort]}),,," >>"$csv"

@@ -30,7 +30,7 @@ struct KernelSpec {
   std::string backend;              // "halide", "dnnl" or "reference"
   std::string primitives;           // "prim.MatMul #0 + prim.Elementwise #1" (ops, node names)
   std::vector<TensorSpec> outputs;  // the values it writes, by primitive-graph value name
-  double planned_us = -1;           // its cost in the plan (measured alone); < 0: not recorded
+  double planned_us = -1;           // its time measured alone when tuned; < 0: not recorded
 };
 
 /// Called after kernel `kernel` ran, with views of the values it wrote (valid during the call).

@@ -74,13 +74,9 @@ struct TuneOptions {
   /// every kernel pays the same per-call overhead, which the roofline cannot see. Empirical
   /// (not a proven bound); 0 turns it off.
   double overhead_floor = 0.8;
-  /// Measured costs plus each kernel's output bytes at main-memory bandwidth in the BLP. A kernel
-  /// timed alone rewrites the same buffer, which stays in cache; in a module every kernel writes
-  /// fresh arena memory that later kernels read. YOLOX-Nano's module at 2 threads (orch run
-  /// --profile): Halide kernels took their tuned time plus 0.055-0.061 us per KB written (about
-  /// 17 GB/s, this machine's DRAM copy bandwidth is 27), and its 81 lone constant Broadcasts
-  /// (3.1 us tuned, 173 KB each) 15 us. Without this term the plan undercounts what writing an
-  /// intermediate costs, so it splits kernels that a module runs faster fused.
+  /// The BLP's cost of a kernel: its measured time plus its output bytes at the machine's
+  /// main-memory bandwidth (the last level's), see tune.cc. Measured tuning only (analytic and
+  /// CUDA costs have none).
   bool write_cost = true;
   double solve_time_limit_s = 60;  // per orchestrate() call
   /// Non-empty: exactly these kernels (a baseline fusion policy, fusion_policy.h) instead of

@@ -39,7 +39,7 @@ namespace orch {
 struct Candidate {
   std::vector<int> primitives;  // sorted, a convex subgraph of the primitive graph
   std::vector<int> outputs;     // sorted subset of `primitives` that the kernel writes to memory
-  double cost_us = 0;           // measured latency; +infinity means unmeasured (left out)
+  double cost_us = 0;           // its cost (measured); +infinity means unmeasured (left out)
   std::string label;            // for messages and plans
 };
 

@@ -143,7 +143,7 @@ std::string check_plan(const OrchestrationProblem& problem, const Plan& plan) {
     const Candidate& c = problem.candidates[k.candidate];
     std::string name = fmt::format("kernel {} ({})", i, describe(problem, k.candidate));
     if (!std::isfinite(c.cost_us) || k.cost_us != c.cost_us) {
-      return fmt::format("{}: cost {} us, candidate measured {} us", name, k.cost_us, c.cost_us);
+      return fmt::format("{}: cost {} us, the candidate's {} us", name, k.cost_us, c.cost_us);
     }
     if (k.inputs != external_inputs(problem, c)) {
       return fmt::format("{}: inputs [{}] are not the candidate's external inputs", name,

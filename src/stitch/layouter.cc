@@ -18,8 +18,8 @@ int64_t align_up(int64_t n) {
   return (n + runtime::kAlignment - 1) / runtime::kAlignment * runtime::kAlignment;
 }
 
-// The plan's cost with no fusion at all: every primitive its own measured kernel; negative when
-// some primitive has no measured single-primitive candidate.
+// The plan's cost with no fusion at all: every primitive its own kernel, at its cost in the plan;
+// negative when some primitive has no measured single-primitive candidate.
 double one_kernel_per_primitive_us(const OrchestrationProblem& problem) {
   std::vector<double> cost(problem.num_primitives, -1);
   for (const Candidate& c : problem.candidates)

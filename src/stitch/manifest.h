@@ -33,7 +33,7 @@
 //     "intermediate_bytes": N,      // the sum of all arena buffers (no reuse), for the report
 //     "objective_us": X, "lower_bound_us": X, "solve_status": "optimal" | "time limit",
 //     "operator_kernels_us": X,     // one kernel per operator, when known (absent otherwise)
-//     "primitive_kernels_us": X,    // one measured kernel per primitive, when all are known
+//     "primitive_kernels_us": X,    // one kernel per primitive (the plan's costs), when known
 //     "inputs":  [{"name", "dtype", "shape"}],
 //     "outputs": [{"name", "dtype", "shape", "copy_from": LOCATION?}],
 //         // copy_from: an output no kernel writes (a graph input or constant returned as is, or

@@ -56,8 +56,8 @@ void print_kernel_profile(const Module& module, Context& context, const std::vec
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return med[a] > med[b]; });
 
   fmt::print(
-      "kernel profile: median of {} runs; 'plan us' is the kernel's cost when it was "
-      "tuned alone\n\n| kernel | backend | primitives | us | plan us | us / plan |\n"
+      "kernel profile: median of {} runs; 'tuned us' is the kernel's time when it was "
+      "tuned alone\n\n| kernel | backend | primitives | us | tuned us | us / tuned |\n"
       "|---|---|---|---:|---:|---:|\n",
       repeat);
   for (size_t i = 0; i < order.size() && static_cast<int>(i) < top; ++i) {
@@ -76,7 +76,7 @@ void print_kernel_profile(const Module& module, Context& context, const std::vec
     t.us += med[k];
     t.planned_us += std::max(0.0, kernels[k].planned_us);
   }
-  fmt::print("\n| backend | kernels | us | plan us | us / plan |\n|---|---:|---:|---:|---:|\n");
+  fmt::print("\n| backend | kernels | us | tuned us | us / tuned |\n|---|---:|---:|---:|---:|\n");
   Total all;
   for (const auto& [backend, t] : totals) {
     fmt::print("| {} | {} | {:.1f} | {:.1f} | {} |\n", backend, t.kernels, t.us, t.planned_us,

@@ -204,7 +204,7 @@ void add_run_command(CLI::App& app) {
                   "Module only: worker threads of the kernels (default: one per core)");
   cmd->add_flag("--profile", args->profile,
                 "CPU module only, with --repeat: first time each kernel over N more runs and "
-                "print the slowest against the plan's costs, and totals per backend");
+                "print the slowest against their times when tuned alone, and totals per backend");
   cmd->callback([args] { run_model(*args); });
 }
 
