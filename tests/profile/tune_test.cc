@@ -1,6 +1,7 @@
 // Tuning a model: the plan is valid, a second tune measures nothing, the BLP's costs carry the
-// write cost, `kill -9` during `orch tune` loses nothing stored (a rerun measures only what is
-// missing), and a spent search budget is not spent again.
+// write cost, oneDNN's epilogue kernels are measured before the lazy rounds, `kill -9` during
+// `orch tune` loses nothing stored (a rerun measures only what is missing), and a spent search
+// budget is not spent again.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -187,6 +188,29 @@ TEST_F(TuneTest, WriteCostIsOutputBytesAtMemoryBandwidth) {
   }
   EXPECT_GE(checked, 4);  // at least the single primitives
   EXPECT_EQ(check_plan(written.problem, written.plan), "");
+}
+
+// Before any lazy round, the kernels of a MatMul with its bias (and activation) are measured with
+// oneDNN, which takes them as post-ops: with no round at all, the plan can use them.
+TEST_F(TuneTest, LibraryEpiloguesAreMeasuredUpFront) {
+  Graph graph = driver::primitive_graph(kTinyMlp, {});
+  driver::TuneOptions o = options();
+  o.max_primitives = 8;
+  o.max_rounds = 0;
+  driver::TunedModel t = driver::tune_model(graph, o);
+  EXPECT_EQ(t.stats.rounds, 0);
+  int epilogues = 0;
+  for (size_t i = 0; i < t.problem.candidates.size(); ++i) {
+    const Candidate& c = t.problem.candidates[i];
+    if (c.primitives.size() < 2 || !std::isfinite(c.cost_us)) continue;
+    EXPECT_EQ(t.choices[i].backend, "dnnl") << c.label;
+    bool linear = false;
+    for (int p : c.primitives) linear |= t.graph.node(p).op == "prim.MatMul";
+    EXPECT_TRUE(linear) << c.label;
+    ++epilogues;
+  }
+  EXPECT_GE(epilogues, 2);  // each MatMul with its bias at least
+  EXPECT_EQ(check_plan(t.problem, t.plan), "");
 }
 
 // The lazy search's time is kept per model in the database: a rerun whose --max-lazy-s earlier
