@@ -23,7 +23,7 @@ struct OptimizeArgs {
   double max_lazy_s = 600;
   double exact_s = 300;
   bool analytic = false;
-  bool write_cost = true;
+  bool no_write_cost = false;
   std::string target = "cpu";
   std::string gpu = "h200";
   bool compile_only = false;
@@ -46,7 +46,7 @@ void run_optimize(const OptimizeArgs& args) {
   options.tune.max_lazy_s = args.max_lazy_s;
   options.tune.exact_s = args.exact_s;
   options.tune.analytic = args.analytic || args.compile_only;
-  options.tune.write_cost = args.write_cost;
+  options.tune.write_cost = !args.no_write_cost;
   options.tune.target = driver::parse_target(args.target);
   options.tune.gpu = args.gpu;
   check(options.tune.target == driver::Target::cpu || args.compile_only,
@@ -120,7 +120,7 @@ void add_optimize_command(CLI::App& app) {
                 "and the first backend that accepts each kernel; quick, for checking code "
                 "generation, not for speed");
   cmd->add_flag(
-      "--no-write-cost{false}", args->write_cost,
+      "--no-write-cost", args->no_write_cost,
       "Plan with the kernels' measured times alone, without the cost of writing their outputs "
       "to main memory (an ablation; the default counts it, as a module pays it)");
   cmd->add_option("--target", args->target,

@@ -101,8 +101,8 @@ void add_tune_options(CLI::App& cmd, TuneArgs& args) {
                "run one per kernel");
   cmd.add_flag("--analytic", args.options.analytic,
                "Measure nothing: estimated costs (roofline bound + 2 us per kernel)");
-  cmd.add_flag(
-      "--no-write-cost{false}", args.options.write_cost,
+  cmd.add_flag_callback(
+      "--no-write-cost", [&args] { args.options.write_cost = false; },
       "Plan with the kernels' measured times alone, without the cost of writing their outputs "
       "to main memory (an ablation; the default counts it, as a module pays it)");
   cmd.add_flag("--quiet", args.quiet, "No progress on stderr");
