@@ -15,6 +15,7 @@
 #include "codegen/kernel.h"
 #include "driver/backend_check.h"
 #include "driver/cost_estimate.h"
+#include "driver/unique_kernel.h"
 #include "ir/error.h"
 #include "ir/hash.h"
 #include "ir/hash_util.h"
@@ -29,64 +30,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
-
-// A distinct kernel (structure, output set): its candidates share one measurement.
-struct UniqueKernel {
-  Graph kernel;
-  std::string hash;
-  std::string outputs;  // output types, the database's output-set column
-  std::string label;
-  std::vector<size_t> candidates;
-  double bound_us = 0;  // roofline lower bound
-  // Its outputs at main-memory bandwidth (TuneOptions::write_cost), added to its BLP cost. A
-  // kernel timed alone rewrites the same buffer, which stays in cache; in a module every kernel
-  // writes fresh arena memory that later kernels read. In YOLOX-Nano's module (2 threads, `orch
-  // run --profile`) Halide kernels took their tuned time plus 0.055-0.061 us per KB written
-  // (main memory copies at 27 GB/s here: 0.037 us per KB), its 81 lone constant Broadcasts 15 us
-  // against 3.1 tuned. Without the term plans split kernels that a module runs faster fused.
-  double write_us = 0;
-  KernelKind kind = KernelKind::memory;
-  int primitives = 1;
-  bool known = false;  // measured, in this run or before
-  double cost_us = kInfinity;
-  codegen::KernelChoice choice;
-};
-
-std::string output_types(const Graph& kernel) {
-  std::string out;
-  for (ValueId v : kernel.outputs())
-    out += fmt::format("{}{}", out.empty() ? "" : ";", format_type(kernel.value(v).type));
-  return out;
-}
-
-// The nodes of candidate `c` and the values it writes.
-std::pair<std::vector<NodeId>, std::vector<ValueId>> kernel_parts(const Graph& graph,
-                                                                  const Candidate& c) {
-  std::vector<NodeId> members(c.primitives.begin(), c.primitives.end());
-  std::vector<ValueId> outputs;
-  for (int p : c.outputs)
-    for (ValueId v : graph.node(p).outputs) outputs.push_back(v);
-  return {std::move(members), std::move(outputs)};
-}
-
-// Applies stored or fresh records to `u`: the fastest working configuration wins.
-void apply_records(UniqueKernel& u, const std::vector<profile::TuningRecord>& records) {
-  u.known = true;
-  for (const profile::TuningRecord& r : records) {
-    if (r.ok && r.median_us < u.cost_us) {
-      u.cost_us = r.median_us;
-      u.choice = {.backend = r.backend, .config = r.config, .cost_us = r.median_us};
-    }
-  }
-}
-
-// The database's machine column: this machine, plus how it was measured when not the default.
-std::string measurement_key(const TuneOptions& options) {
-  std::string key = profile::machine_fingerprint();
-  if (options.threads > 0) key += fmt::format(" threads={}", options.threads);
-  if (options.flush_cache) key += " cold";
-  return key;
-}
 
 class Tuner {
  public:

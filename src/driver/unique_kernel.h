@@ -1,0 +1,54 @@
+// The tuner's unit of measurement: a distinct kernel (structure, output set) whose candidates
+// share one measurement, and how its database records and keys are formed.
+#pragma once
+
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "codegen/choice.h"
+#include "driver/cost_estimate.h"
+#include "driver/tune.h"
+#include "ir/graph.h"
+#include "orchestrate/orchestrate.h"
+#include "profile/tuning_db.h"
+
+namespace orch::driver {
+
+// A distinct kernel (structure, output set): its candidates share one measurement.
+struct UniqueKernel {
+  Graph kernel;
+  std::string hash;
+  std::string outputs;  // output types, the database's output-set column
+  std::string label;
+  std::vector<size_t> candidates;
+  double bound_us = 0;  // roofline lower bound
+  // Its outputs at main-memory bandwidth (TuneOptions::write_cost), added to its BLP cost. A
+  // kernel timed alone rewrites the same buffer, which stays in cache; in a module every kernel
+  // writes fresh arena memory that later kernels read. In YOLOX-Nano's module (2 threads, `orch
+  // run --profile`) Halide kernels took their tuned time plus 0.055-0.061 us per KB written
+  // (main memory copies at 27 GB/s here: 0.037 us per KB), its 81 lone constant Broadcasts 15 us
+  // against 3.1 tuned. Without the term plans split kernels that a module runs faster fused.
+  double write_us = 0;
+  KernelKind kind = KernelKind::memory;
+  int primitives = 1;
+  bool known = false;  // measured, in this run or before
+  double cost_us = std::numeric_limits<double>::infinity();
+  codegen::KernelChoice choice;
+};
+
+/// The kernel's output types, the database's output-set column ("f32[1,8];f32[4]").
+std::string output_types(const Graph& kernel);
+
+/// The nodes of candidate `c` and the values it writes.
+std::pair<std::vector<NodeId>, std::vector<ValueId>> kernel_parts(const Graph& graph,
+                                                                  const Candidate& c);
+
+/// Applies stored or fresh records to `u`: the fastest working configuration wins.
+void apply_records(UniqueKernel& u, const std::vector<profile::TuningRecord>& records);
+
+/// The database's machine column: this machine, plus how it was measured when not the default.
+std::string measurement_key(const TuneOptions& options);
+
+}  // namespace orch::driver
