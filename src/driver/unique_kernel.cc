@@ -4,7 +4,6 @@
 
 namespace orch::driver {
 
-
 std::string output_types(const Graph& kernel) {
   std::string out;
   for (ValueId v : kernel.outputs())
