@@ -5,6 +5,7 @@
 
 #include "codegen/dnnl/dnnl_backend.h"
 #include "codegen/halide/halide_backend.h"
+#include "ir/op_registry.h"
 
 namespace orch::driver {
 namespace {
@@ -16,6 +17,15 @@ std::string general_reason(const std::string& reason) {
 }
 
 }  // namespace
+
+int linear_primitives(const Graph& kernel) {
+  int linear = 0;
+  for (const Node& node : kernel.nodes()) {
+    const OpSchema* schema = find_op(node.op);
+    if (schema != nullptr && schema->category == Category::Linear) ++linear;
+  }
+  return linear;
+}
 
 KernelCheck kernel_check(const Graph& graph, std::function<std::string(const Graph&)> reject,
                          int64_t min_weight_bytes) {
@@ -48,7 +58,10 @@ KernelCheck kernel_check(const Graph& graph, std::function<std::string(const Gra
 
 KernelCheck backend_check(const Graph& graph) {
   return kernel_check(graph, [](const Graph& kernel) {
-    if (codegen::dnnl_backend().reject(kernel).empty()) return std::string();
+    std::string library = codegen::dnnl_backend().reject(kernel);
+    // Several Linear primitives are a oneDNN convolution chain or nothing: Halide's schedules
+    // tile one reduction nest per kernel.
+    if (library.empty() || linear_primitives(kernel) > 1) return library;
     return codegen::halide_reject(kernel);
   });
 }

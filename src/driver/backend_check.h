@@ -11,9 +11,13 @@ namespace orch::driver {
 
 /// A KernelCheck for the primitive graph `graph` (vertex v is node v; the graph must outlive
 /// it): a single primitive is always generable (the reference backend runs anything); a fused
-/// candidate is kept when oneDNN or Halide accepts its kernel graph, otherwise rejected with
-/// Halide's reason without the node's name, so that equal reasons count together.
+/// candidate is kept when oneDNN or Halide accepts its kernel graph (one of several Linear
+/// primitives when oneDNN chains them), otherwise rejected with Halide's reason (oneDNN's for
+/// several Linear primitives) without the node's name, so that equal reasons count together.
 KernelCheck backend_check(const Graph& graph);
+
+/// The primitives of Category::Linear in `kernel`.
+int linear_primitives(const Graph& kernel);
 
 /// The same for any generator: `reject` answers "" or why not for a fused candidate's kernel
 /// graph (the values it writes are those read outside it; with `min_weight_bytes` > 0, constants

@@ -82,6 +82,8 @@ class Tuner {
     identify.enumeration.max_states = options_.max_states;
     FeasibilityRules rules;
     rules.max_primitives = options_.max_primitives;
+    // backend_check keeps a kernel of several Linear primitives only as a oneDNN chain.
+    if (options_.target == Target::cpu) rules.max_linear = options_.max_chain;
     identify.enumeration.feasible = feasibility_of(rules);
     identify.enumeration.generable = options_.target == Target::cuda
                                          ? cuda_backend_check(model_.graph)
@@ -106,6 +108,7 @@ class Tuner {
         u.write_us = write_cost_us(kernel);
         u.kind = kernel_kind(kernel, u.bound_us);
         u.primitives = static_cast<int>(c.primitives.size());
+        u.linear = linear_primitives(kernel);
         u.kernel = std::move(kernel);
         unique_.push_back(std::move(u));
       }
@@ -144,7 +147,10 @@ class Tuner {
   // failed (a compile that hit the timeout kills its child before the fallback runs) is measured
   // again with the fallback alone: the plan must exist, slow or not.
   void measure(const std::vector<size_t>& ids) {
-    measure_with(ids, profiler_, false);
+    std::vector<size_t> chains, others;
+    for (size_t id : ids) (unique_[id].linear > 1 ? chains : others).push_back(id);
+    measure_with(chains, library_only(), false);
+    measure_with(others, profiler_, false);
     measure_fallbacks(ids);
   }
 
@@ -208,18 +214,20 @@ class Tuner {
     if (!again) seconds_per_kernel_ = seconds_since(round_start) / static_cast<double>(ids.size());
   }
 
-  // The unmeasured kernels of one Linear primitive and an epilogue oneDNN takes as post-ops
-  // (a convolution with its bias and activation), of at most kMaxEpilogue primitives. The lazy
-  // search estimates them like any fusion and may never measure them: candy's residual
-  // convolutions ran alone (8,058 us) and their biases in other kernels, while the convolution
-  // with its bias takes 5,314 us. Measured up front, oneDNN alone (a quick compile; Halide's
-  // convolutions are its slowest), they are what the estimates of library kernels are fitted to.
+  // The unmeasured kernels of Linear primitives and epilogues oneDNN takes as post-ops (a
+  // convolution with its bias and activation, or a chain of them), of at most kMaxEpilogue
+  // primitives per Linear one. The lazy search estimates them like any fusion and may never
+  // measure them: candy's residual convolutions ran alone (8,058 us) and their biases in other
+  // kernels, while the convolution with its bias takes 5,314 us. Measured up front, oneDNN alone
+  // (a quick compile; Halide's convolutions are its slowest, and it never takes a chain), they
+  // are what the estimates of library kernels are fitted to.
   std::vector<size_t> library_epilogues() const {
     constexpr int kMaxEpilogue = 8;
     std::vector<size_t> ids;
     for (size_t u = 0; u < unique_.size(); ++u) {
       const UniqueKernel& k = unique_[u];
-      if (k.known || k.primitives < 2 || k.primitives > kMaxEpilogue) continue;
+      if (k.known || k.primitives < 2 || k.primitives > kMaxEpilogue * std::max(k.linear, 1))
+        continue;
       if (codegen::dnnl_backend().reject(k.kernel).empty()) ids.push_back(u);
     }
     return ids;

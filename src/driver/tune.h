@@ -60,8 +60,11 @@ struct TuneOptions {
   /// description file, cuda_target.h); needs `analytic` (no GPU profiler yet).
   Target target = Target::cpu;
   std::string gpu = "h200";
-  bool prune = false;         // with exhaustive: skip candidates the roofline bound rules out
-  int max_primitives = 32;    // candidate size cap (FeasibilityRules::max_primitives)
+  bool prune = false;       // with exhaustive: skip candidates the roofline bound rules out
+  int max_primitives = 32;  // candidate size cap (FeasibilityRules::max_primitives)
+  /// Convolutions one oneDNN kernel may chain, keeping its blocked layouts between them (CPU
+  /// only); 1: one Linear primitive per kernel.
+  int max_chain = 3;
   int64_t max_states = 2000;  // execution states per subgraph
   double budget_ms = 20;      // timed runs per measurement
   int halide_configs = 1;     // tile-search configs measured besides Halide's default

@@ -9,13 +9,14 @@ std::string reason(std::string_view text) {
   return dnnl_backend().reject(parse_graph(text));
 }
 
-TEST(DnnlReject, TwoLinearPrimitives) {
+TEST(DnnlReject, MatMulsDoNotChain) {
   EXPECT_EQ(reason(R"(graph k(%a: f32[4,4], %b: f32[4,4]) {
   %x: f32[4,4] = prim.MatMul(%a, %b)
   %y: f32[4,4] = prim.MatMul(%x, %b)
   return %y
 })"),
-            "two Linear primitives");
+            "2 Linear primitives with a MatMul: only convolutions chain (a MatMul's activations "
+            "have no blocked layout to keep between stages)");
 }
 
 TEST(DnnlReject, NoLinearPrimitive) {

@@ -1,7 +1,7 @@
 // Tuning a model: the plan is valid, a second tune measures nothing, the BLP's costs carry the
-// write cost, oneDNN's epilogue kernels are measured before the lazy rounds, `kill -9` during
-// `orch tune` loses nothing stored (a rerun measures only what is missing), and a spent search
-// budget is not spent again.
+// write cost, oneDNN's epilogue kernels and convolution chains are measured before the lazy rounds,
+// `kill -9` during `orch tune` loses nothing stored (a rerun measures only what is missing), and a
+// spent search budget is not spent again.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -38,19 +38,31 @@ constexpr const char* kChain = R"(graph chain(%x: f32[8,16]) {
 }
 )";
 
+// Two 3x3 convolutions, each with its ReLU.
+constexpr const char* kConvs =
+    R"(graph convs(%x: f32[1,16,12,12], %v: f32[16,16,3,3], %w: f32[16,16,3,3]) {
+  %a: f32[1,16,12,12] = Conv(%x, %v) {pads = [1, 1, 1, 1]}
+  %b: f32[1,16,12,12] = Relu(%a)
+  %c: f32[1,16,12,12] = Conv(%b, %w) {pads = [1, 1, 1, 1]}
+  %d: f32[1,16,12,12] = Relu(%c)
+  return %d
+}
+)";
+
 constexpr double kMemoryGbs = 20;
 constexpr double kUsPerByte = 1 / (kMemoryGbs * 1e3);
 
 class TuneTest : public cli_test::CliTest {
  protected:
-  Graph chain() const {
-    std::string model = path("chain.orch.txt");
+  Graph model(const char* name, const char* text) const {
+    std::string file = path(name);
     {
-      std::ofstream out(model);
-      out << kChain;
+      std::ofstream out(file);
+      out << text;
     }
-    return driver::primitive_graph(model, {});
+    return driver::primitive_graph(file, {});
   }
+  Graph chain() const { return model("chain.orch.txt", kChain); }
 
   // This machine with main memory at kMemoryGbs, so that the write costs are known exactly.
   driver::TuneOptions options() const {
@@ -211,6 +223,33 @@ TEST_F(TuneTest, LibraryEpiloguesAreMeasuredUpFront) {
   }
   EXPECT_GE(epilogues, 2);  // each MatMul with its bias at least
   EXPECT_EQ(check_plan(t.problem, t.plan), "");
+}
+
+// Both convolutions with their ReLUs are one candidate, a oneDNN chain measured before the lazy
+// rounds (Halide is never asked); with max_chain 1 no candidate holds both.
+TEST_F(TuneTest, ConvolutionChainsAreMeasuredWithOneDnn) {
+  Graph graph = model("convs.orch.txt", kConvs);
+  driver::TuneOptions o = options();
+  o.max_primitives = 4;
+  o.max_rounds = 0;
+  auto chains = [](const driver::TunedModel& t) {
+    int count = 0;
+    for (size_t i = 0; i < t.problem.candidates.size(); ++i) {
+      const Candidate& c = t.problem.candidates[i];
+      int convs = 0;
+      for (int p : c.primitives) convs += t.graph.node(p).op == "prim.Conv";
+      if (convs < 2) continue;
+      EXPECT_TRUE(std::isfinite(c.cost_us)) << c.label;
+      EXPECT_EQ(t.choices[i].backend, "dnnl") << c.label;
+      ++count;
+    }
+    return count;
+  };
+  driver::TunedModel t = driver::tune_model(graph, o);
+  EXPECT_EQ(chains(t), 2);  // with and without the last ReLU
+  EXPECT_EQ(check_plan(t.problem, t.plan), "");
+  o.max_chain = 1;
+  EXPECT_EQ(chains(driver::tune_model(graph, o)), 0);
 }
 
 // The lazy search's time is kept per model in the database: a rerun whose --max-lazy-s earlier

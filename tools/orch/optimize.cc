@@ -20,6 +20,7 @@ struct OptimizeArgs {
   bool quiet = false;
   std::string fusion = "full";
   int max_primitives = 32;
+  int max_chain = 3;
   double max_lazy_s = 600;
   double exact_s = 300;
   bool analytic = false;
@@ -43,6 +44,7 @@ void run_optimize(const OptimizeArgs& args) {
   options.tune.db_path = args.db;
   options.tune.solve_time_limit_s = args.time_budget_s;
   options.tune.max_primitives = args.max_primitives;
+  options.tune.max_chain = args.max_chain;
   options.tune.max_lazy_s = args.max_lazy_s;
   options.tune.exact_s = args.exact_s;
   options.tune.analytic = args.analytic || args.compile_only;
@@ -108,6 +110,10 @@ void add_optimize_command(CLI::App& app) {
                   "producer, TVM FuseOps-style): the last two are the benchmark's baselines");
   cmd->add_option("--max-primitives", args->max_primitives,
                   "Primitives per candidate kernel (default 32)");
+  cmd->add_option("--max-chain", args->max_chain,
+                  "Convolutions one oneDNN kernel may chain in its blocked layouts (default 3; 1: "
+                  "one Linear primitive per kernel)")
+      ->check(CLI::Range(1, 8));
   cmd->add_option("--max-lazy-s", args->max_lazy_s,
                   "Seconds of lazy tuning rounds before settling for the best plan over the "
                   "kernels measured so far, counting earlier runs on the model (default 600; the "

@@ -108,6 +108,10 @@ void add_tune_options(CLI::App& cmd, TuneArgs& args) {
   cmd.add_flag("--quiet", args.quiet, "No progress on stderr");
   cmd.add_option("--max-primitives", args.options.max_primitives,
                  "Primitives per candidate kernel (default 32)");
+  cmd.add_option("--max-chain", args.options.max_chain,
+                 "Convolutions one oneDNN kernel may chain in its blocked layouts (default 3; 1: "
+                 "one Linear primitive per kernel)")
+      ->check(CLI::Range(1, 8));
   cmd.add_option("--max-states", args.options.max_states,
                  "Execution states per subgraph (default 2000)");
   cmd.add_option("--halide-configs", args.options.halide_configs,

@@ -2,6 +2,7 @@
 // convolutions in the layouts oneDNN picks (format_tag::any) with the reorders in and out run
 // inside the kernel, or in the model's own layout (configuration "layout=plain"), constant
 // weights reordered once at compile time (a MatMul's column-major with "weights=transposed").
+// A chain of convolutions keeps the picked layouts between its stages: one reorder in, one out.
 #include "codegen/dnnl/dnnl_backend.h"
 
 #include <chrono>
@@ -172,9 +173,10 @@ void absorb_bias(const Graph& kernel, LinearPlan& plan) {
   plan.post_ops.erase(plan.post_ops.begin());
 }
 
-std::string plan_for_dnnl(const Graph& kernel, LinearPlan& plan) {
-  std::string why = dnnl_plan::plan_kernel(kernel, plan);
-  if (why.empty()) absorb_bias(kernel, plan);
+std::string plan_for_dnnl(const Graph& kernel, std::vector<LinearPlan>& stages) {
+  std::string why = dnnl_plan::plan_kernel(kernel, stages);
+  if (why.empty())
+    for (LinearPlan& stage : stages) absorb_bias(kernel, stage);
   return why;
 }
 
@@ -278,30 +280,61 @@ class Stopwatch {
   std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
 };
 
-// One planned kernel: its primitive, reorders and internal buffers (so run() is not reentrant).
+// One stage of a kernel: its primitive, the memories it reads and writes on the primitive's
+// side, and the operands it reads besides its source.
+struct Stage {
+  LinearPlan plan;
+  dnnl::primitive primitive;
+  memory src, dst;
+  // The previous stage's output into `src`, when the two primitives picked different layouts.
+  std::optional<dnnl::reorder> from_previous;
+  std::optional<Port> weights;
+  std::vector<memory> binary;
+  std::optional<memory> bias;
+  bool constant_weights = false;
+};
+
+// One planned kernel: its stages, the reorders into the first and out of the last, and the
+// internal buffers between them (so run() is not reentrant).
 class DnnlKernel final : public Kernel {
  public:
-  DnnlKernel(const Graph& kernel, LinearPlan plan, Config config)
-      : kernel_(kernel), plan_(std::move(plan)) {
-    UserDescs user = user_descs(kernel_, plan_);
-    bool constant_weights = kernel_.value(plan_.weights.source).is_constant();
-    Built built = build(kernel_, plan_, user, constant_weights, config, true);
-    primitive_ = built.primitive;
-    src_.emplace(user.src, built.src, true);
-    weights_.emplace(user.weights, built.weights, true);
-    dst_.emplace(user.dst, built.dst, false);
-    for (const PostOp& op : plan_.post_ops)
-      if (op.binary())
-        binary_.emplace_back(view_desc(op.other), cpu_engine(), static_cast<void*>(nullptr));
-    if (plan_.bias.source != kNoValue)
-      bias_ = memory(user.bias, cpu_engine(), static_cast<void*>(nullptr));
-    if (constant_weights) {
-      // Weights are reordered once here; run() reads the result.
-      weights_->user.set_data_handle(constant_data(plan_.weights.source));
-      if (weights_->reorder)
-        weights_->reorder->execute(stream_, weights_->user, *weights_->internal);
-      stream_.wait();
-      constant_weights_ = true;
+  DnnlKernel(const Graph& kernel, std::vector<LinearPlan> plans, Config config) : kernel_(kernel) {
+    stages_.reserve(plans.size());
+    for (size_t s = 0; s < plans.size(); ++s) {
+      Stage& stage = stages_.emplace_back();
+      stage.plan = std::move(plans[s]);
+      UserDescs user = user_descs(kernel_, stage.plan);
+      stage.constant_weights = kernel_.value(stage.plan.weights.source).is_constant();
+      Built built = build(kernel_, stage.plan, user, stage.constant_weights, config, true);
+      stage.primitive = built.primitive;
+      if (s == 0) {
+        src_.emplace(user.src, built.src, true);
+        stage.src = src_->primitive_side();
+      } else if (const memory& previous = stages_[s - 1].dst; previous.get_desc() == built.src) {
+        stage.src = previous;
+      } else {
+        stage.src = memory(built.src, cpu_engine());
+        stage.from_previous = dnnl::reorder(previous, stage.src);
+      }
+      if (s + 1 == plans.size()) {
+        dst_.emplace(user.dst, built.dst, false);
+        stage.dst = dst_->primitive_side();
+      } else {
+        stage.dst = memory(built.dst, cpu_engine());
+      }
+      stage.weights.emplace(user.weights, built.weights, true);
+      for (const PostOp& op : stage.plan.post_ops)
+        if (op.binary())
+          stage.binary.emplace_back(view_desc(op.other), cpu_engine(), static_cast<void*>(nullptr));
+      if (stage.plan.bias.source != kNoValue)
+        stage.bias = memory(user.bias, cpu_engine(), static_cast<void*>(nullptr));
+      if (stage.constant_weights) {
+        // Weights are reordered once here; run() reads the result.
+        Port& w = *stage.weights;
+        w.user.set_data_handle(constant_data(stage.plan.weights.source));
+        if (w.reorder) w.reorder->execute(stream_, w.user, *w.internal);
+        stream_.wait();
+      }
     }
   }
 
@@ -309,41 +342,56 @@ class DnnlKernel final : public Kernel {
     run_timed(inputs, outputs, nullptr);
   }
 
-  /// run(), timing the reorders and the primitive separately into `times` when not null.
+  /// run(), timing the reorders and the primitives separately into `times` when not null.
   void run_timed(std::span<const Tensor> inputs, std::span<Tensor> outputs, DnnlStageTimes* times) {
     check_args(inputs, outputs);
     Stopwatch watch(stream_, times);
-    std::unordered_map<int, memory> args;
-    src_->user.set_data_handle(data_of(plan_.src.source, inputs));
-    if (src_->reorder) src_->reorder->execute(stream_, src_->user, *src_->internal);
-    if (!constant_weights_) {
-      weights_->user.set_data_handle(data_of(plan_.weights.source, inputs));
-      if (weights_->reorder)
-        weights_->reorder->execute(stream_, weights_->user, *weights_->internal);
+    int reorders = 0;
+    src_->user.set_data_handle(data_of(stages_.front().plan.src.source, inputs));
+    if (src_->reorder) {
+      src_->reorder->execute(stream_, src_->user, *src_->internal);
+      ++reorders;
     }
-    watch.lap(&DnnlStageTimes::reorder_s);
     dst_->user.set_data_handle(outputs[0].mutable_bytes());
-    args[DNNL_ARG_SRC] = src_->primitive_side();
-    args[DNNL_ARG_WEIGHTS] = weights_->primitive_side();
-    args[DNNL_ARG_DST] = dst_->primitive_side();
-    if (bias_) {
-      bias_->set_data_handle(data_of(plan_.bias.source, inputs));
-      args[DNNL_ARG_BIAS] = *bias_;
+    for (size_t s = 0; s < stages_.size(); ++s) {
+      Stage& stage = stages_[s];
+      if (stage.from_previous) {
+        stage.from_previous->execute(stream_, stages_[s - 1].dst, stage.src);
+        ++reorders;
+      }
+      Port& w = *stage.weights;
+      if (!stage.constant_weights) {
+        w.user.set_data_handle(data_of(stage.plan.weights.source, inputs));
+        if (w.reorder) {
+          w.reorder->execute(stream_, w.user, *w.internal);
+          ++reorders;
+        }
+      }
+      watch.lap(&DnnlStageTimes::reorder_s);
+      std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, stage.src},
+                                              {DNNL_ARG_WEIGHTS, w.primitive_side()},
+                                              {DNNL_ARG_DST, stage.dst}};
+      if (stage.bias) {
+        stage.bias->set_data_handle(data_of(stage.plan.bias.source, inputs));
+        args[DNNL_ARG_BIAS] = *stage.bias;
+      }
+      size_t b = 0;
+      for (size_t i = 0; i < stage.plan.post_ops.size(); ++i) {
+        if (!stage.plan.post_ops[i].binary()) continue;
+        stage.binary[b].set_data_handle(data_of(stage.plan.post_ops[i].other.source, inputs));
+        args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1] =
+            stage.binary[b++];
+      }
+      stage.primitive.execute(stream_, args);
+      watch.lap(&DnnlStageTimes::primitive_s);
     }
-    size_t b = 0;
-    for (size_t i = 0; i < plan_.post_ops.size(); ++i) {
-      if (!plan_.post_ops[i].binary()) continue;
-      binary_[b].set_data_handle(data_of(plan_.post_ops[i].other.source, inputs));
-      args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1] = binary_[b++];
+    if (dst_->reorder) {
+      dst_->reorder->execute(stream_, *dst_->internal, dst_->user);
+      ++reorders;
     }
-    primitive_.execute(stream_, args);
-    watch.lap(&DnnlStageTimes::primitive_s);
-    if (dst_->reorder) dst_->reorder->execute(stream_, *dst_->internal, dst_->user);
     stream_.wait();
     watch.lap(&DnnlStageTimes::reorder_s);
-    if (times != nullptr)
-      times->reorders = (src_->reorder ? 1 : 0) + (dst_->reorder ? 1 : 0) +
-                        (!constant_weights_ && weights_->reorder ? 1 : 0);
+    if (times != nullptr) times->reorders = reorders;
   }
 
  private:
@@ -374,26 +422,24 @@ class DnnlKernel final : public Kernel {
   }
 
   Graph kernel_;  // keeps the constants' buffers alive
-  LinearPlan plan_;
   dnnl::stream stream_{cpu_engine()};
-  dnnl::primitive primitive_;
-  std::optional<Port> src_, weights_, dst_;
-  std::vector<memory> binary_;
-  std::optional<memory> bias_;
-  bool constant_weights_ = false;
+  std::vector<Stage> stages_;
+  std::optional<Port> src_, dst_;  // into the first stage, out of the last
 };
 
 std::string reject(const Graph& kernel) {
-  LinearPlan plan;
-  if (std::string why = plan_for_dnnl(kernel, plan); !why.empty()) return why;
-  try {
-    bool constant_weights = kernel.value(plan.weights.source).is_constant();
-    build(kernel, plan, user_descs(kernel, plan), constant_weights, {}, false);
-  } catch (const dnnl::error& e) {
-    return fmt::format("oneDNN has no implementation for {}: {}", kernel.describe(plan.linear),
-                       e.what());
-  } catch (const Error& e) {
-    return e.what();
+  std::vector<LinearPlan> stages;
+  if (std::string why = plan_for_dnnl(kernel, stages); !why.empty()) return why;
+  for (const LinearPlan& stage : stages) {
+    try {
+      bool constant_weights = kernel.value(stage.weights.source).is_constant();
+      build(kernel, stage, user_descs(kernel, stage), constant_weights, {}, false);
+    } catch (const dnnl::error& e) {
+      return fmt::format("oneDNN has no implementation for {}: {}", kernel.describe(stage.linear),
+                         e.what());
+    } catch (const Error& e) {
+      return e.what();
+    }
   }
   return "";
 }
@@ -406,24 +452,27 @@ std::unique_ptr<Kernel> compile(const Graph& kernel) {
 
 std::unique_ptr<Kernel> dnnl_compile(const Graph& kernel, const std::string& config) {
   Config parsed = parse_config(config);
-  LinearPlan plan;
-  if (std::string why = plan_for_dnnl(kernel, plan); !why.empty())
+  std::vector<LinearPlan> stages;
+  if (std::string why = plan_for_dnnl(kernel, stages); !why.empty())
     unsupported("oneDNN backend: {}", why);
-  bool matmul = kernel.node(plan.linear).op == "prim.MatMul";
-  if (parsed.plain && matmul)
-    unsupported("oneDNN backend: '{}' is for convolutions, not MatMul", config);
-  if (parsed.transposed_weights && (!matmul || !kernel.value(plan.weights.source).is_constant()))
+  const LinearPlan& first = stages.front();
+  bool matmul = kernel.node(first.linear).op == "prim.MatMul";
+  if (parsed.plain && (matmul || stages.size() > 1))
+    unsupported("oneDNN backend: '{}' is for one convolution, not a MatMul or a chain", config);
+  if (parsed.transposed_weights && (!matmul || !kernel.value(first.weights.source).is_constant()))
     unsupported("oneDNN backend: '{}' is for a MatMul with constant weights", config);
   try {
-    return std::make_unique<DnnlKernel>(kernel, std::move(plan), parsed);
+    return std::make_unique<DnnlKernel>(kernel, std::move(stages), parsed);
   } catch (const dnnl::error& e) {
     unsupported("oneDNN backend: {}", e.what());
   }
 }
 
 std::vector<std::string> dnnl_configs(const Graph& kernel) {
-  LinearPlan plan;
-  if (!plan_for_dnnl(kernel, plan).empty()) return {};
+  std::vector<LinearPlan> stages;
+  // A chain exists to keep oneDNN's layouts between its stages: it has no other configuration.
+  if (!plan_for_dnnl(kernel, stages).empty() || stages.size() > 1) return {};
+  const LinearPlan& plan = stages.front();
   bool matmul = kernel.node(plan.linear).op == "prim.MatMul";
   bool constant_weights = kernel.value(plan.weights.source).is_constant();
   // A MatMul's activations are always in the kernel's own layouts, and only constant weights

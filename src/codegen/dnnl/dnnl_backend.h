@@ -1,6 +1,7 @@
 // The oneDNN backend: one Linear primitive (batched MatMul, Conv, ConvTranspose) with the layout
-// primitives on its operands absorbed as strides and an elementwise epilogue fused as post-ops.
-// f32 only. Only src/codegen/dnnl includes dnnl.hpp; this header keeps it out of callers.
+// primitives on its operands absorbed as strides and an elementwise epilogue fused as post-ops,
+// or a chain of such convolutions (each reading the one before). f32 only. Only src/codegen/dnnl
+// includes dnnl.hpp; this header keeps it out of callers.
 #pragma once
 
 #include "codegen/kernel.h"
@@ -21,7 +22,7 @@ std::vector<std::string> dnnl_configs(const Graph& kernel);
 /// Where a oneDNN kernel's time goes (summed over runs), for the benchmark.
 struct DnnlStageTimes {
   double reorder_s = 0;    // layout reorders into and out of the primitive
-  double primitive_s = 0;  // the MatMul / convolution with its post-ops
+  double primitive_s = 0;  // the MatMuls / convolutions with their post-ops
   int reorders = 0;        // reorders per run
 };
 

@@ -32,6 +32,17 @@ bool has_broadcast(const View& view) {
   return false;
 }
 
+// A binary post-op may read a scalar (prim.Elementwise takes rank 0 beside any rank); oneDNN
+// wants the destination's rank, so the scalar becomes size-1 dims that it broadcasts.
+void broadcast_scalars(size_t out_rank, std::vector<PostOp>& post_ops) {
+  for (PostOp& op : post_ops) {
+    size_t missing = out_rank - std::min(out_rank, op.other.shape.size());
+    if (!op.binary() || missing == 0) continue;
+    op.other.shape.insert(op.other.shape.begin(), missing, 1);
+    op.other.strides.insert(op.other.strides.begin(), missing, 0);
+  }
+}
+
 }  // namespace
 
 // PyTorch's computeStride: walk both shapes from the back in chunks of dims that are contiguous
@@ -103,7 +114,7 @@ std::string view_of(const Graph& kernel, ValueId value, View& view, std::vector<
   return "";
 }
 
-std::string plan_kernel(const Graph& kernel, LinearPlan& plan) {
+std::string plan_kernel(const Graph& kernel, std::vector<LinearPlan>& stages) {
   if (kernel.outputs().size() != 1)
     return fmt::format("kernel has {} outputs; a oneDNN primitive writes one",
                        kernel.outputs().size());
@@ -111,39 +122,48 @@ std::string plan_kernel(const Graph& kernel, LinearPlan& plan) {
   for (size_t n = 0; n < kernel.num_nodes(); ++n)
     if (is_linear(kernel.node(n).op)) linear.push_back(static_cast<NodeId>(n));
   if (linear.empty()) return "no Linear primitive (prim.MatMul, prim.Conv, prim.ConvTranspose)";
-  if (linear.size() == 2) return "two Linear primitives";
-  if (linear.size() > 2) return fmt::format("{} Linear primitives", linear.size());
+  for (NodeId n : linear)
+    if (linear.size() > 1 && kernel.node(n).op == "prim.MatMul")
+      return fmt::format(
+          "{} Linear primitives with a MatMul: only convolutions chain (a MatMul's activations "
+          "have no blocked layout to keep between stages)",
+          linear.size());
   if (std::string why = check_types(kernel); !why.empty()) return why;
-  plan = {};
-  plan.linear = linear[0];
-  const Node& node = kernel.node(plan.linear);
-  std::vector<NodeId> covered = {plan.linear};
-  std::string why =
-      match_epilogue(kernel, kernel.outputs()[0], node.outputs[0], covered, plan.post_ops);
-  // A binary post-op may read a scalar (prim.Elementwise takes rank 0 beside any rank); oneDNN
-  // wants the destination's rank, so the scalar becomes size-1 dims that it broadcasts.
-  size_t out_rank = kernel.value(kernel.outputs()[0]).type.shape.size();
-  for (PostOp& op : plan.post_ops) {
-    size_t missing = out_rank - std::min(out_rank, op.other.shape.size());
-    if (!op.binary() || missing == 0) continue;
-    op.other.shape.insert(op.other.shape.begin(), missing, 1);
-    op.other.strides.insert(op.other.strides.begin(), missing, 0);
-  }
-  if (why.empty()) why = view_of(kernel, node.inputs[0], plan.src, covered);
-  if (why.empty()) why = view_of(kernel, node.inputs[1], plan.weights, covered);
-  if (!why.empty()) return why;
-  if (node.op != "prim.MatMul") {
-    size_t rank = plan.src.shape.size();
-    if (rank < 3 || rank > 5)
-      return fmt::format("{} with {} spatial dims (oneDNN has 1 to 3)", node.op, rank - 2);
-    if (has_broadcast(plan.src) || has_broadcast(plan.weights))
-      return fmt::format("broadcast operand of {}", node.op);
+  stages.assign(linear.size(), {});
+  std::vector<NodeId> covered(linear.begin(), linear.end());
+  // Backwards from the output: each stage's epilogue ends where the next stage reads its source.
+  // The nodes are in topological order, so in a chain stage s - 1 is the Linear before stage s.
+  ValueId end = kernel.outputs()[0];
+  for (size_t s = linear.size(); s-- > 0;) {
+    LinearPlan& stage = stages[s];
+    stage.linear = linear[s];
+    const Node& node = kernel.node(stage.linear);
+    std::string why = match_epilogue(kernel, end, node.outputs[0], covered, stage.post_ops);
+    if (!why.empty() && s + 1 < linear.size())
+      why = fmt::format("{} does not read {} through a post-op epilogue alone: {}",
+                        kernel.describe(linear[s + 1]), kernel.describe(stage.linear), why);
+    broadcast_scalars(kernel.value(node.outputs[0]).type.shape.size(), stage.post_ops);
+    if (why.empty() && s == 0) why = view_of(kernel, node.inputs[0], stage.src, covered);
+    if (why.empty() && s > 0) {
+      const Shape& shape = kernel.value(node.inputs[0]).type.shape;
+      stage.src = {kNoValue, shape, row_major_strides(shape)};
+      end = node.inputs[0];
+    }
+    if (why.empty()) why = view_of(kernel, node.inputs[1], stage.weights, covered);
+    if (!why.empty()) return why;
+    if (node.op != "prim.MatMul") {
+      size_t rank = stage.src.shape.size();
+      if (rank < 3 || rank > 5)
+        return fmt::format("{} with {} spatial dims (oneDNN has 1 to 3)", node.op, rank - 2);
+      if (has_broadcast(stage.src) || has_broadcast(stage.weights))
+        return fmt::format("broadcast operand of {}", node.op);
+    }
   }
   std::sort(covered.begin(), covered.end());
   for (size_t n = 0; n < kernel.num_nodes(); ++n)
     if (!std::binary_search(covered.begin(), covered.end(), static_cast<NodeId>(n)))
       return fmt::format(
-          "{} is not part of the Linear primitive, its operand layouts or its epilogue",
+          "{} is not part of a Linear primitive, its operand layouts or its epilogue",
           kernel.describe(static_cast<NodeId>(n)));
   return "";
 }

@@ -2,9 +2,11 @@
 //
 // plan_kernel reads a kernel graph as   epilogue(Linear(view(a), view(b)), view(c), ...)   where
 // each view is a kernel input or constant seen through Transpose / Reshape / Broadcast (a strided
-// view, broadcast dims having stride 0), Linear is the one prim.MatMul / prim.Conv /
+// view, broadcast dims having stride 0), Linear is one prim.MatMul / prim.Conv /
 // prim.ConvTranspose, and the epilogue is a chain of oneDNN post-ops matched backwards from the
-// output, e.g.  where(less(x, 0), mul(x, 0.1), x)  -> eltwise_relu(alpha = 0.1).
+// output, e.g.  where(less(x, 0), mul(x, 0.1), x)  -> eltwise_relu(alpha = 0.1). Convolutions
+// also chain: each stage's epilogue output is the next convolution's source and nothing else's,
+// so the activations between stages can stay in the blocked layout oneDNN picks.
 #pragma once
 
 #include <string>
@@ -32,9 +34,13 @@ struct PostOp {
   bool binary() const { return other.source != kNoValue; }
 };
 
+/// One stage: a Linear primitive and its epilogue.
 struct LinearPlan {
   NodeId linear = kNoNode;
-  View src, weights;
+  /// The first stage's source is a view of a kernel source; a later stage's (source kNoValue)
+  /// is the previous stage's output, of `src.shape`.
+  View src;
+  View weights;
   /// A per-channel bias the convolution adds itself (source kNoValue: none), taken from the
   /// front of the post-ops by the backend.
   View bias;
@@ -42,9 +48,10 @@ struct LinearPlan {
   std::vector<PostOp> post_ops;
 };
 
-/// "" and fills `plan` when the kernel is one Linear primitive with absorbable operand layouts
-/// and a post-op epilogue; otherwise the reason it is not.
-std::string plan_kernel(const Graph& kernel, LinearPlan& plan);
+/// "" and fills `stages` (in execution order) when the kernel is one Linear primitive with
+/// absorbable operand layouts and a post-op epilogue, or a chain of such convolution stages;
+/// otherwise the reason it is not.
+std::string plan_kernel(const Graph& kernel, std::vector<LinearPlan>& stages);
 
 /// `view` reshaped to `shape` without copying, or false when its strides cannot express it.
 bool reshape_view(View& view, const Shape& shape);
