@@ -6,6 +6,7 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 
@@ -35,6 +36,7 @@ struct RunArgs {
   int repeat = 0;
   int threads = 0;
   bool profile = false;
+  int profile_top = 30;
 };
 
 // What `orch run` runs: the interpreter on a model, or a compiled module.
@@ -101,8 +103,9 @@ Runner module_runner(const RunArgs& args) {
   runner.run = [module, context](const std::vector<Tensor>& feed) {
     return module->run(*context, feed);
   };
-  runner.profile = [module, context](const std::vector<Tensor>& feed, int repeat) {
-    print_kernel_profile(*module, *context, feed, repeat, /*top=*/30);
+  int top = args.profile_top > 0 ? args.profile_top : std::numeric_limits<int>::max();
+  runner.profile = [module, context, top](const std::vector<Tensor>& feed, int repeat) {
+    print_kernel_profile(*module, *context, feed, repeat, top);
   };
   return runner;
 }
@@ -205,6 +208,9 @@ void add_run_command(CLI::App& app) {
   cmd->add_flag("--profile", args->profile,
                 "CPU module only, with --repeat: first time each kernel over N more runs and "
                 "print the slowest against their times when tuned alone, and totals per backend");
+  cmd->add_option("--profile-top", args->profile_top,
+                  "With --profile: how many of the slowest kernels to list (default 30; 0: all)")
+      ->check(CLI::NonNegativeNumber);
   cmd->callback([args] { run_model(*args); });
 }
 
