@@ -18,15 +18,6 @@ std::string general_reason(const std::string& reason) {
 
 }  // namespace
 
-int linear_primitives(const Graph& kernel) {
-  int linear = 0;
-  for (const Node& node : kernel.nodes()) {
-    const OpSchema* schema = find_op(node.op);
-    if (schema != nullptr && schema->category == Category::Linear) ++linear;
-  }
-  return linear;
-}
-
 KernelCheck kernel_check(const Graph& graph, std::function<std::string(const Graph&)> reject,
                          int64_t min_weight_bytes) {
   // Per value, the nodes reading it and whether it is a graph output: the kernel writes the

@@ -16,9 +16,6 @@ namespace orch::driver {
 /// several Linear primitives) without the node's name, so that equal reasons count together.
 KernelCheck backend_check(const Graph& graph);
 
-/// The primitives of Category::Linear in `kernel`.
-int linear_primitives(const Graph& kernel);
-
 /// The same for any generator: `reject` answers "" or why not for a fused candidate's kernel
 /// graph (the values it writes are those read outside it; with `min_weight_bytes` > 0, constants
 /// that large are kernel inputs, as the stitcher passes them:

@@ -19,6 +19,7 @@
 #include "ir/error.h"
 #include "ir/hash.h"
 #include "ir/hash_util.h"
+#include "ir/op_registry.h"
 #include "orchestrate/from_candidates.h"
 #include "profile/profiler.h"
 #include "profile/roofline.h"
@@ -42,7 +43,7 @@ class Tuner {
     profiler_.timeout_s = options.timeout_s;
     profiler_.measure.budget_ms = options.budget_ms;
     profiler_.measure.threads = options.threads;
-    if (options.every_backend) profiler_.backends.library_for_singles = nullptr;
+    if (options.every_backend) profiler_.backends.library_decides = nullptr;
     // Twice the caches: whatever the replacement policy, none of the kernel's data survives.
     for (const schedule::MemoryLevel& l : machine_.levels)
       if (options.flush_cache) profiler_.measure.flush_bytes += 2 * l.capacity;
@@ -106,7 +107,8 @@ class Tuner {
         UniqueKernel u{.hash = hash, .outputs = output_types(kernel), .label = c.label};
         u.bound_us = profile::roofline_lower_bound_us(kernel, machine_);
         u.write_us = write_cost_us(kernel);
-        u.kind = kernel_kind(kernel, u.bound_us);
+        u.library = codegen::dnnl_backend().reject(kernel).empty();
+        u.kind = kernel_kind(kernel, u.bound_us, u.library);
         u.primitives = static_cast<int>(c.primitives.size());
         u.linear = linear_primitives(kernel);
         u.kernel = std::move(kernel);
@@ -135,11 +137,10 @@ class Tuner {
     return profile::kernel_output_bytes(kernel) / (machine_.levels.back().bandwidth_gbs * 1e3);
   }
 
-  KernelKind kernel_kind(const Graph& kernel, double bound_us) const {
+  KernelKind kernel_kind(const Graph& kernel, double bound_us, bool library) const {
     double compute_us = profile::kernel_flops(kernel) / (profile::peak_gflops(machine_) * 1e3);
     if (compute_us < bound_us) return KernelKind::memory;
-    return codegen::dnnl_backend().reject(kernel).empty() ? KernelKind::library_compute
-                                                          : KernelKind::generated_compute;
+    return library ? KernelKind::library_compute : KernelKind::generated_compute;
   }
 
   // Measures `ids` (unique kernels), storing each result as soon as it arrives. A kernel a plan
@@ -147,10 +148,7 @@ class Tuner {
   // failed (a compile that hit the timeout kills its child before the fallback runs) is measured
   // again with the fallback alone: the plan must exist, slow or not.
   void measure(const std::vector<size_t>& ids) {
-    std::vector<size_t> chains, others;
-    for (size_t id : ids) (unique_[id].linear > 1 ? chains : others).push_back(id);
-    measure_with(chains, library_only(), false);
-    measure_with(others, profiler_, false);
+    measure_with(ids, profiler_, false);
     measure_fallbacks(ids);
   }
 
@@ -226,9 +224,9 @@ class Tuner {
     std::vector<size_t> ids;
     for (size_t u = 0; u < unique_.size(); ++u) {
       const UniqueKernel& k = unique_[u];
-      if (k.known || k.primitives < 2 || k.primitives > kMaxEpilogue * std::max(k.linear, 1))
-        continue;
-      if (codegen::dnnl_backend().reject(k.kernel).empty()) ids.push_back(u);
+      if (!k.known && k.library && k.primitives >= 2 &&
+          k.primitives <= kMaxEpilogue * std::max(k.linear, 1))
+        ids.push_back(u);
     }
     return ids;
   }

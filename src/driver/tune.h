@@ -47,7 +47,7 @@ struct TuneOptions {
   int threads = 0;
   bool flush_cache = false;  // evict the caches before every timed run (also part of the key)
   /// Measure every accepting backend, also Halide for a lone primitive oneDNN takes
-  /// (profile::BackendSet::library_for_singles).
+  /// (profile::BackendSet::library_decides).
   bool every_backend = false;
   bool exhaustive = false;  // measure every unique candidate (otherwise lazily)
   /// Measure nothing: each kernel costs its roofline bound plus `analytic_call_us`, and is

@@ -33,8 +33,9 @@ struct UniqueKernel {
   double write_us = 0;
   KernelKind kind = KernelKind::memory;
   int primitives = 1;
-  int linear = 0;      // Linear primitives; more than one: a oneDNN convolution chain
-  bool known = false;  // measured, in this run or before
+  int linear = 0;        // Linear primitives; more than one: a oneDNN convolution chain
+  bool library = false;  // oneDNN accepts it
+  bool known = false;    // measured, in this run or before
   double cost_us = std::numeric_limits<double>::infinity();
   codegen::KernelChoice choice;
 };

@@ -61,6 +61,15 @@ std::span<const OpSchema> all_ops() {
   return table();
 }
 
+int linear_primitives(const Graph& graph) {
+  int linear = 0;
+  for (const Node& node : graph.nodes()) {
+    const OpSchema* schema = find_op(node.op);
+    if (schema != nullptr && schema->category == Category::Linear) ++linear;
+  }
+  return linear;
+}
+
 std::vector<TensorType> infer_node(const Graph& graph, const std::string& op,
                                    const std::vector<ValueId>& inputs, const Attributes& attrs,
                                    int num_outputs, std::string_view node_label) {

@@ -60,6 +60,9 @@ const OpSchema* find_op(std::string_view op);
 /// Every registered op, in registration order.
 std::span<const OpSchema> all_ops();
 
+/// The nodes of `graph` whose op is of Category::Linear (MatMul, Conv, ConvTranspose).
+int linear_primitives(const Graph& graph);
+
 /// Runs the shape rule of `node` in `graph`, checking arity and constant inputs.
 /// Errors name the node.
 std::vector<TensorType> infer_node(const Graph& graph, const std::string& op,

@@ -16,6 +16,7 @@
 #include "interp/random_inputs.h"
 #include "ir/close.h"
 #include "ir/error.h"
+#include "ir/op_registry.h"
 #include "schedule/search.h"
 
 namespace orch::profile {
@@ -75,9 +76,9 @@ std::vector<std::string> halide_configs(const Graph& kernel, const schedule::Mac
 std::vector<const codegen::Backend*> accepting_backends(const BackendSet& set,
                                                         const Graph& kernel) {
   std::vector<const codegen::Backend*> out;
-  const codegen::Backend* library = set.library_for_singles;
-  if (library != nullptr && kernel.num_nodes() == 1 && library->reject(kernel).empty())
-    return {library};
+  const codegen::Backend* library = set.library_decides;
+  bool library_kind = kernel.num_nodes() == 1 || linear_primitives(kernel) > 1;
+  if (library != nullptr && library_kind && library->reject(kernel).empty()) return {library};
   for (const codegen::Backend* b : set.backends)
     if (b->reject(kernel).empty()) out.push_back(b);
   if (out.empty() && set.fallback) out.push_back(set.fallback);

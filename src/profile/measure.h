@@ -54,11 +54,12 @@ struct Measurement {
 struct BackendSet {
   std::vector<const codegen::Backend*> backends;
   const codegen::Backend* fallback = nullptr;
-  /// A library whose verdict on a kernel of one primitive is final: when it accepts, the other
-  /// backends are not measured. A lone MatMul or Conv is what oneDNN is built for, and Halide's
-  /// register-blocked convolutions are its slowest compiles (5-30 s, most of a CNN's tuning
-  /// time). Null: every accepting backend is measured.
-  const codegen::Backend* library_for_singles = nullptr;
+  /// A library whose verdict is final on a kernel of one primitive or of several Linear ones:
+  /// when it accepts, the other backends are not measured. A lone MatMul or Conv is what oneDNN
+  /// is built for, and Halide's register-blocked convolutions are its slowest compiles (5-30 s,
+  /// most of a CNN's tuning time); a chain of convolutions is oneDNN's alone (Halide's schedules
+  /// tile one reduction nest per kernel). Null: every accepting backend is measured.
+  const codegen::Backend* library_decides = nullptr;
 };
 
 /// dnnl and halide, with the reference backend as the fallback; dnnl decides single primitives.

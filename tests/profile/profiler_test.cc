@@ -155,7 +155,7 @@ TEST(Profiler, OneDnnAloneDecidesALoneMatMul) {
   std::vector<const codegen::Backend*> chosen = accepting_backends(set, matmul);
   ASSERT_EQ(chosen.size(), 1u);
   EXPECT_EQ(chosen[0]->name, "dnnl");
-  set.library_for_singles = nullptr;  // --every-backend
+  set.library_decides = nullptr;  // --every-backend
   EXPECT_EQ(accepting_backends(set, matmul).size(), 2u);
 }
 
