@@ -1,6 +1,8 @@
 #include "partition/dag.h"
 
 #include <algorithm>
+#include <map>
+#include <utility>
 
 #include "ir/error.h"
 
@@ -67,6 +69,19 @@ std::vector<std::vector<int>> anchored_preds(const Dag& dag) {
       if (p < v && !dag.constant_only[p]) preds[v].push_back(p);
     std::sort(preds[v].begin(), preds[v].end());
     preds[v].erase(std::unique(preds[v].begin(), preds[v].end()), preds[v].end());
+  }
+  // Sibling views, in vertex order: each after the one before it.
+  std::map<std::pair<int, std::vector<int>>, int> last_sibling;
+  const std::vector<std::vector<int>> succs = successors(dag);
+  for (int v = 0; v < dag.size; ++v) {
+    if (dag.category[v] != Category::Layout || dag.constant_only[v] || dag.is_graph_output[v] ||
+        succs[v].size() != 1 || dag.preds[v].empty())
+      continue;
+    auto [it, first] = last_sibling.try_emplace({succs[v][0], dag.preds[v]}, v);
+    if (first) continue;
+    preds[v].insert(std::upper_bound(preds[v].begin(), preds[v].end(), it->second), it->second);
+    preds[v].erase(std::unique(preds[v].begin(), preds[v].end()), preds[v].end());
+    it->second = v;
   }
   return preds;
 }

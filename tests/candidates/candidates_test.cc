@@ -193,6 +193,32 @@ TEST(Dag, ConstantOnlyVerticesAreAnchoredBeforeTheirConsumer) {
   EXPECT_FALSE(outputs.contains(0b0101));  // not convex once anchored: 0 -> 1 -> 2
 }
 
+TEST(Dag, SiblingViewsOfOneConsumerRunInVertexOrder) {
+  // A pooling window's stack: three strided Slices of the Pad (1-3) read by the Concat (4) alone
+  // are anchored one after the other; the Slice (5) the Add also reads is not their sibling.
+  Graph graph = parse_graph(R"(graph g(%x: f32[1,1,6]) {
+  %p: f32[1,1,8] = prim.Pad(%x) {pads = [0, 0, 1, 0, 0, 1], value = -inf}
+  %s0: f32[1,1,6] = prim.Slice(%p) {ends = [1, 1, 6], starts = [0, 0, 0], steps = [1, 1, 1]}
+  %s1: f32[1,1,6] = prim.Slice(%p) {ends = [1, 1, 7], starts = [0, 0, 1], steps = [1, 1, 1]}
+  %s2: f32[1,1,6] = prim.Slice(%p) {ends = [1, 1, 8], starts = [0, 0, 2], steps = [1, 1, 1]}
+  %c: f32[3,1,6] = prim.Concat(%s0, %s1, %s2) {axis = 0}
+  %s3: f32[1,1,6] = prim.Slice(%p) {ends = [1, 1, 8], starts = [0, 0, 2], steps = [1, 1, 1]}
+  %a: f32[1,1,6] = prim.Elementwise(%s3, %x) {fn = "add"}
+  return %c, %a
+})");
+  Dag dag = dag_of(graph);
+  EXPECT_EQ(anchored_preds(dag),
+            (std::vector<std::vector<int>>{{}, {0}, {0, 1}, {0, 2}, {1, 2, 3}, {0}, {5}}));
+  // After the Pad, the window had 9 states (any subset of the Slices, or all and the Concat)
+  // and has 5 (a prefix of the chain), times 3 for Slice 5 and the Add: 16 states, not 28.
+  SubgraphCandidates result = enumerate_whole(dag);
+  EXPECT_FALSE(result.state_cap_hit);
+  EXPECT_EQ(result.states, 16);
+  std::set<uint32_t> kept = members(result);
+  EXPECT_TRUE(kept.contains(0b0011111));   // the window: Pad, its Slices and the Concat
+  EXPECT_FALSE(kept.contains(0b0001010));  // Slices 1 and 3 without 2: not convex once chained
+}
+
 TEST(Dag, CheckNamesABackwardEdge) {
   Dag dag = make_dag(2, {});
   dag.preds[0] = {1};

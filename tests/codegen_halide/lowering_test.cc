@@ -163,6 +163,37 @@ TEST(HalideLowering, SliceConcatPadTile) {
   EXPECT_EQ(halide_matches(g, 8), "");
 }
 
+TEST(HalideLowering, ReshapesIndexWithinTheirDimGroups) {
+  // [2,6,1,5] -> [2,1,2,3,5]: dims 0 and 3 map directly, 6 splits into 2x3; then back to 12x5,
+  // which merges the first three.
+  Graph g = parse_graph(R"(graph g(%x: f32[2,6,1,5]) {
+  %r: f32[2,1,2,3,5] = prim.Reshape(%x) {shape = [2, 1, 2, 3, 5]}
+  %e: f32[2,1,2,3,5] = prim.Elementwise(%r) {fn = "exp"}
+  %m: f32[12,5] = prim.Reshape(%e) {shape = [12, 5]}
+  %n: f32[12,5] = prim.Elementwise(%m) {fn = "neg"}
+  return %n, %e
+})");
+  EXPECT_EQ(halide_matches(g, 9), "");
+}
+
+TEST(HalideLowering, MaxPoolWindowStack) {
+  // What fission makes of a 3-tap MaxPool along the last dim: its reduction over the stacked
+  // Slices is unrolled (halide_schedule.cc), each step reading one Slice.
+  Graph g = parse_graph(R"(graph g(%x: f32[1,4,5,9]) {
+  %p: f32[1,4,5,11] = prim.Pad(%x) {pads = [0, 0, 0, 1, 0, 0, 0, 1], value = -inf}
+  %s0: f32[1,4,5,9] = prim.Slice(%p) {ends = [1, 4, 5, 9], starts = [0, 0, 0, 0], steps = [1, 1, 1, 1]}
+  %s1: f32[1,4,5,9] = prim.Slice(%p) {ends = [1, 4, 5, 10], starts = [0, 0, 0, 1], steps = [1, 1, 1, 1]}
+  %s2: f32[1,4,5,9] = prim.Slice(%p) {ends = [1, 4, 5, 11], starts = [0, 0, 0, 2], steps = [1, 1, 1, 1]}
+  %c: f32[3,4,5,9] = prim.Concat(%s0, %s1, %s2) {axis = 0}
+  %r: f32[3,1,4,5,9] = prim.Reshape(%c) {shape = [3, 1, 4, 5, 9]}
+  %m: f32[1,1,4,5,9] = prim.Reduce(%r) {axes = [0], kind = "max"}
+  %y: f32[1,4,5,9] = prim.Reshape(%m) {shape = [1, 4, 5, 9]}
+  return %y
+})");
+  EXPECT_EQ(halide_reject(g), "");
+  EXPECT_EQ(halide_matches(g, 10), "");
+}
+
 TEST(HalideLowering, GatherWithConstantIndices) {
   Graph g = parse_graph(R"(graph g(%x: f32[10,12]) {
   const %i = i64[2,2]{0, -1, 9, 3}
