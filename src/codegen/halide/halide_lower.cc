@@ -463,8 +463,9 @@ class Lowerer {
 
   // The dims of a reshape fall into groups whose sizes multiply to the same on both sides; an
   // index is flattened and split again only within its group, so a reshape that adds or drops
-  // unit dims indexes directly. (Flattening every index kept pooling's Concat position out of
-  // the simplifier's reach: a 13-tap MaxPool stack took 19 ms instead of 0.1 ms.)
+  // unit dims indexes directly. Flattening every index kept the stacked axis of pooling's
+  // Concat out of the simplifier's reach: YOLOX's 5x5 MaxPool on 128x13x13, one kernel of 30
+  // primitives under the default schedule, took 58.1 ms so and takes 0.30 ms.
   std::vector<Expr> reshape(const Node& n, const std::vector<Expr>& idx) {
     const Shape& ys = shape(n.outputs[0]);
     const Shape& xs = shape(n.inputs[0]);
