@@ -238,7 +238,9 @@ class Lowerer {
       for (size_t i = 0; i < perm.size(); ++i) in[perm[i]] = idx[i];
       return define(y, load(n.inputs[0], in));
     }
-    if (n.op == "prim.Reshape") return define(y, load(n.inputs[0], reshape(n, idx)));
+    if (n.op == "prim.Reshape")
+      return define(y,
+                    load(n.inputs[0], reshape_index(shape(n.inputs[0]), shape(n.outputs[0]), idx)));
     if (n.op == "prim.Slice") {
       std::vector<int64_t> starts = attr_ints(n.attrs, "starts");
       std::vector<int64_t> steps = attr_ints(n.attrs, "steps");
@@ -459,46 +461,6 @@ class Lowerer {
       cur_shape[d] = shape(y)[d];
     }
     define(y, cur(std::vector<Expr>(idx.rbegin(), idx.rend())));
-  }
-
-  // The dims of a reshape fall into groups whose sizes multiply to the same on both sides; an
-  // index is flattened and split again only within its group, so a reshape that adds or drops
-  // unit dims indexes directly. Flattening every index kept the stacked axis of pooling's
-  // Concat out of the simplifier's reach: YOLOX's 5x5 MaxPool on 128x13x13, one kernel of 30
-  // primitives under the default schedule, took 58.1 ms so and takes 0.30 ms.
-  std::vector<Expr> reshape(const Node& n, const std::vector<Expr>& idx) {
-    const Shape& ys = shape(n.outputs[0]);
-    const Shape& xs = shape(n.inputs[0]);
-    std::vector<Expr> in(xs.size(), Expr(0));
-    if (num_elements(xs) == 0) return in;
-    size_t i = 0, o = 0;
-    while (true) {
-      while (i < xs.size() && xs[i] == 1) ++i;
-      while (o < ys.size() && ys[o] == 1) ++o;
-      if (i == xs.size() || o == ys.size()) return in;
-      size_t i0 = i, o0 = o;
-      int64_t in_size = xs[i++], out_size = ys[o++];
-      while (in_size != out_size)
-        if (in_size < out_size)
-          in_size *= xs[i++];
-        else
-          out_size *= ys[o++];
-      if (i - i0 == 1 && o - o0 == 1) {
-        in[i0] = idx[o0];
-        continue;
-      }
-      Expr flat = 0;
-      int64_t stride = 1;
-      for (size_t d = o; d-- > o0;) {
-        flat = flat + idx[d] * dim(stride);
-        stride *= ys[d];
-      }
-      stride = 1;
-      for (size_t d = i; d-- > i0;) {
-        in[d] = d == i0 ? flat / dim(stride) : (flat / dim(stride)) % dim(xs[d]);
-        stride *= xs[d];
-      }
-    }
   }
 
   Expr concat(const Node& n, const std::vector<Expr>& idx) {

@@ -47,6 +47,11 @@ ConvLowering lower_conv(const Node& n, const Halide::Func& x, const Shape& xs,
                         const Halide::Func& w, const Shape& ws, const Shape& ys,
                         const std::vector<Halide::Var>& vars, const std::string& name);
 
+/// The coordinates in a tensor of shape `in` of the element at `idx` (tensor order) of its
+/// reshape to `out`; dims that map one to one index directly (halide_reshape.cc).
+std::vector<Halide::Expr> reshape_index(const Shape& in, const Shape& out,
+                                        const std::vector<Halide::Expr>& idx);
+
 /// tanh, sinh and cosh of an f32 Expr as vectorizable code (Halide's own call libm per
 /// element); within the backend tests' tolerance of the interpreter's double results.
 Halide::Expr vector_tanh(const Halide::Expr& x);
