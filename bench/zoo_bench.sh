@@ -36,7 +36,7 @@ size_flag=()
 read -r -a optimize_flags <<<"${ORCH_BENCH_OPTIMIZE_FLAGS:-}"
 mkdir -p "$work"
 csv="$work/results.csv"
-echo "model,threads,runner,latency_ms,kernels,tuning_s,peak_arena_mib" >"$csv"
+echo "model,threads,runner,latency_ms,kernels,tuning_s,peak_arena_mib,tuned_threads" >"$csv"
 
 median_ms() {  # MODULE_DIR THREADS
   "$orch" run "$1" --input "$input_name=$dir/ort/input_0.npy" --out "$dir/out" \
@@ -47,14 +47,27 @@ ort_ms() {  # MODEL THREADS
     sed -n 's/.*median_ms=\([0-9.]*\).*/\1/p'
 }
 # The module of POLICY timed at THREADS: its own per thread count, or the one tuned on every core
-# (--threads 0).
+# (--threads 0). With ORCH_BENCH_REUSE, a module tuned at THREADS (POLICY-tTHREADS, by an earlier
+# per-thread run or by hand) is timed where there is one; the table says which was.
 if [ -n "${ORCH_BENCH_TUNE_PER_THREADS:-}" ]; then
   tune_counts=$thread_counts
   module_dir() { echo "$1-t$2"; }
 else
   tune_counts=0
-  module_dir() { echo "$1"; }
+  module_dir() {
+    if [ -n "${ORCH_BENCH_REUSE:-}" ] && [ "$2" != 0 ] && [ -f "$dir/$1-t$2/manifest.json" ]; then
+      echo "$1-t$2"
+    else
+      echo "$1"
+    fi
+  }
 fi
+tuned_threads() {  # MODULE_DIR_NAME: the thread count it was tuned at, for the table
+  case $1 in
+    *-t[0-9]*) echo "${1##*-t}" ;;
+    *) echo "all" ;;
+  esac
+}
 one_round() {  # RUNNER THREADS: the runner's median over one round, in ms; "nan" when it failed
   local ms=""
   case $1 in
@@ -128,14 +141,14 @@ PY
         rounds[$runner]+=" $(one_round "$runner" "$threads")"
       done
     done
-    echo "$model,$threads,ort,$(median_of ${rounds[ort]}),,," >>"$csv"
-    echo "$model,$threads,ort-primitives,$(median_of ${rounds[ort-primitives]}),,," >>"$csv"
+    echo "$model,$threads,ort,$(median_of ${rounds[ort]}),,,," >>"$csv"
+    echo "$model,$threads,ort-primitives,$(median_of ${rounds[ort-primitives]}),,,," >>"$csv"
     for policy in full operator greedy; do
       module=$(module_dir "$policy" "$threads")
       [ -f "$dir/$module/manifest.json" ] || continue
       echo "$model,$threads,orch-$policy,$(median_of ${rounds[orch-$policy]}),$(module_field \
         "$dir/$module" "len(m['kernels'])"),$(cat "$dir/$module.seconds"),$(module_field \
-        "$dir/$module" "round(m['arena_bytes'] / 2**20, 2)")" >>"$csv"
+        "$dir/$module" "round(m['arena_bytes'] / 2**20, 2)"),$(tuned_threads "$module")" >>"$csv"
     done
     unset rounds
   done
@@ -150,8 +163,9 @@ for r in rows:
     by[(r["model"], r["threads"])][r["runner"]] = r
 runners = ["ort", "ort-primitives", "orch-operator", "orch-greedy", "orch-full"]
 print("| model | threads | " + " | ".join(f"{r} ms" for r in runners) +
-      " | full vs ORT | kernels op/greedy/full | tuning s (full) | peak arena MiB |")
-print("|---|---:|" + "---:|" * (len(runners) + 4))
+      " | full vs ORT | kernels op/greedy/full | tuning s (full) | full tuned at threads |"
+      " peak arena MiB |")
+print("|---|---:|" + "---:|" * (len(runners) + 5))
 speedups = collections.defaultdict(list)
 for (model, threads), rs in by.items():
     ms = {r: float(rs[r]["latency_ms"]) if r in rs and rs[r]["latency_ms"] else math.nan
@@ -164,7 +178,7 @@ for (model, threads), rs in by.items():
     full = rs.get("orch-full", {})
     print(f"| {model} | {threads} | " + " | ".join(f"{ms[r]:.3f}" for r in runners) +
           f" | {ratio:.2f}x | {kernels} | {full.get('tuning_s') or '-'} | "
-          f"{full.get('peak_arena_mib', '-')} |")
+          f"{full.get('tuned_threads') or '-'} | {full.get('peak_arena_mib', '-')} |")
 for threads, values in speedups.items():
     geo = math.exp(sum(math.log(v) for v in values) / len(values))
     print(f"\ngeometric mean speedup of orch full over ONNX Runtime at {threads} threads: "

@@ -9,7 +9,9 @@
 // rounds; phase 2's final plan is optimal for the true costs as long as the bounds are lower
 // bounds, and each of its rounds bounds every plan from below (stats.lower_bound_us). When a cap
 // on rounds or time stops the search, the plan is the best one over what was measured
-// (stats.converged is false). `exhaustive` measures every candidate.
+// (stats.converged is false). `exhaustive` measures every candidate. Last, the plan's kernels are
+// rechecked (measured again in their chosen configuration, TuneOptions::recheck_rounds) and the
+// BLP solved over the rechecked times; a stored recheck is not repeated.
 #pragma once
 
 #include <cstdint>
@@ -31,8 +33,10 @@ namespace orch::driver {
 struct TuneProgress {
   int done = 0;                // measurements finished in this round
   int total = 0;               // measurements of this round
-  int round = 0;               // lazy rounds (1 for exhaustive tuning)
-  std::string phase;           // "single kernels", "estimated", "exact" ("" when exhaustive)
+  int round = 0;               // lazy rounds (1 for exhaustive tuning); recheck rounds in
+                               // phase "recheck"
+  std::string phase;           // "single kernels", "estimated", "exact", "recheck" ("" when
+                               // exhaustive)
   double elapsed_s = 0;        // since tune_model started
   double round_elapsed_s = 0;  // since this round's measurements started
   std::string last;            // the kernel just measured, with its result
@@ -73,6 +77,10 @@ struct TuneOptions {
   double max_lazy_s = 600;    // wall time of the lazy rounds before settling, over all runs of
                               // a model (the database keeps what earlier runs spent)
   double exact_s = 300;       // of which the exact phase may use this much; 0 skips it
+  /// Rounds of rechecks after the search: the plan's kernels measured a second time (each time
+  /// is then its recheck), the BLP solved again, until every kernel of the plan was rechecked.
+  /// Measured tuning only; 0 turns it off.
+  int recheck_rounds = 8;
   /// Lazy bounds are at least this fraction of the fastest kernel measured on this machine:
   /// every kernel pays the same per-call overhead, which the roofline cannot see. Empirical
   /// (not a proven bound); 0 turns it off.
@@ -97,7 +105,9 @@ struct TuneStats {
   int64_t failed = 0;         // unique kernels with no working backend (stored or measured)
   int64_t pruned = 0;         // unique kernels never measured (lazy bound or --prune)
   int64_t measurements = 0;   // backend/config measurements performed (>= measured)
+  int64_t rechecked = 0;      // plan kernels measured again in their chosen configuration
   int rounds = 0;             // lazy rounds
+  int recheck_rounds = 0;     // rounds of rechecks (TuneOptions::recheck_rounds)
   double earlier_lazy_s = 0;  // lazy seconds earlier runs spent on this model (from the database)
   bool estimate_converged = false;  // the estimated phase ended with every plan kernel measured
   bool converged = true;            // the plan is optimal over all candidates (as far as the bounds

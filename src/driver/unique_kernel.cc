@@ -23,9 +23,11 @@ std::pair<std::vector<NodeId>, std::vector<ValueId>> kernel_parts(const Graph& g
 void apply_records(UniqueKernel& u, const std::vector<profile::TuningRecord>& records) {
   u.known = true;
   for (const profile::TuningRecord& r : records) {
-    if (r.ok && r.median_us < u.cost_us) {
-      u.cost_us = r.median_us;
-      u.choice = {.backend = r.backend, .config = r.config, .cost_us = r.median_us};
+    double us = r.recheck_us > 0 ? r.recheck_us : r.median_us;
+    if (r.ok && us < u.cost_us) {
+      u.cost_us = us;
+      u.choice = {.backend = r.backend, .config = r.config, .cost_us = us};
+      u.rechecked = r.recheck_us > 0;
     }
   }
 }

@@ -38,6 +38,7 @@ struct UniqueKernel {
   bool known = false;    // measured, in this run or before
   double cost_us = std::numeric_limits<double>::infinity();
   codegen::KernelChoice choice;
+  bool rechecked = false;  // the choice's time is a recheck (profile::TuningRecord::recheck_us)
 };
 
 /// The kernel's output types, the database's output-set column ("f32[1,8];f32[4]").
@@ -47,7 +48,8 @@ std::string output_types(const Graph& kernel);
 std::pair<std::vector<NodeId>, std::vector<ValueId>> kernel_parts(const Graph& graph,
                                                                   const Candidate& c);
 
-/// Applies stored or fresh records to `u`: the fastest working configuration wins.
+/// Applies stored or fresh records to `u`: the fastest working configuration wins, each timed by
+/// its recheck when it has one (profile::TuningRecord::recheck_us).
 void apply_records(UniqueKernel& u, const std::vector<profile::TuningRecord>& records);
 
 /// The database's machine column: this machine, plus how it was measured when not the default.

@@ -69,34 +69,19 @@ void send_all(int fd, const std::string& text) {
   }
 }
 
-// The child: measure `kernel` with each accepting backend, report over `fd`, exit.
-[[noreturn]] void child_main(int fd, const Graph& kernel, const ProfilerOptions& options) {
-  int null_fd = ::open("/dev/null", O_WRONLY);
-  if (null_fd >= 0) {
-    ::dup2(null_fd, STDOUT_FILENO);
-    ::dup2(null_fd, STDERR_FILENO);
+// The backends (with their configurations) a child measures `kernel` with: every accepting
+// backend's, or `pinned`'s alone.
+std::vector<std::pair<const codegen::Backend*, std::vector<std::string>>> measured_configs(
+    const Graph& kernel, const ProfilerOptions& options, const codegen::KernelChoice* pinned) {
+  std::vector<std::pair<const codegen::Backend*, std::vector<std::string>>> out;
+  if (pinned != nullptr) {
+    std::vector<const codegen::Backend*> all = options.backends.backends;
+    if (options.backends.fallback) all.push_back(options.backends.fallback);
+    for (const codegen::Backend* b : all)
+      if (b->name == pinned->backend) return {{b, {pinned->config}}};
+    fail("no backend '{}' to measure with", pinned->backend);
   }
-  pin_kernel_threads(options.measure.threads);
-  std::vector<const codegen::Backend*> backends;
-  try {
-    backends = accepting_backends(options.backends, kernel);
-  } catch (const std::exception& e) {
-    send_all(fd, encode({.backend = "?", .reason = fmt::format("reject: {}", e.what())}));
-    _exit(0);
-  }
-  std::vector<Tensor> inputs;
-  std::vector<Tensor> reference;
-  try {
-    inputs = interp::random_inputs(kernel, options.measure.seed);
-    reference = interp::interpret(kernel, inputs);
-  } catch (const std::exception& e) {
-    for (const codegen::Backend* b : backends)
-      send_all(fd, encode({.backend = std::string(b->name),
-                           .reason = fmt::format("interpreter: {}", e.what())}));
-    _exit(0);
-  }
-  std::vector<PreparedKernel> prepared;
-  for (const codegen::Backend* b : backends) {
+  for (const codegen::Backend* b : accepting_backends(options.backends, kernel)) {
     std::vector<std::string> configs{""};
     if (b->name == "halide" && options.halide_configs > 0) {
       try {
@@ -108,6 +93,41 @@ void send_all(int fd, const std::string& text) {
     }
     if (b->name == "dnnl")
       for (std::string& c : codegen::dnnl_configs(kernel)) configs.push_back(std::move(c));
+    out.push_back({b, std::move(configs)});
+  }
+  return out;
+}
+
+// The child: measure `kernel` with each accepting backend (or `pinned` alone), report over
+// `fd`, exit.
+[[noreturn]] void child_main(int fd, const Graph& kernel, const ProfilerOptions& options,
+                             const codegen::KernelChoice* pinned) {
+  int null_fd = ::open("/dev/null", O_WRONLY);
+  if (null_fd >= 0) {
+    ::dup2(null_fd, STDOUT_FILENO);
+    ::dup2(null_fd, STDERR_FILENO);
+  }
+  pin_kernel_threads(options.measure.threads);
+  std::vector<std::pair<const codegen::Backend*, std::vector<std::string>>> backends;
+  try {
+    backends = measured_configs(kernel, options, pinned);
+  } catch (const std::exception& e) {
+    send_all(fd, encode({.backend = "?", .reason = fmt::format("reject: {}", e.what())}));
+    _exit(0);
+  }
+  std::vector<Tensor> inputs;
+  std::vector<Tensor> reference;
+  try {
+    inputs = interp::random_inputs(kernel, options.measure.seed);
+    reference = interp::interpret(kernel, inputs);
+  } catch (const std::exception& e) {
+    for (const auto& [b, configs] : backends)
+      send_all(fd, encode({.backend = std::string(b->name),
+                           .reason = fmt::format("interpreter: {}", e.what())}));
+    _exit(0);
+  }
+  std::vector<PreparedKernel> prepared;
+  for (const auto& [b, configs] : backends) {
     for (const std::string& config : configs) {
       send_all(fd, fmt::format("B\t{}\n", b->name));
       PreparedKernel p = prepare(kernel, *b, config, inputs, reference, options.measure);
@@ -119,8 +139,9 @@ void send_all(int fd, const std::string& text) {
   }
   // Every generator failed: the fallback still gives the kernel a (slow) working version.
   const codegen::Backend* fallback = options.backends.fallback;
-  if (prepared.empty() && fallback &&
-      std::find(backends.begin(), backends.end(), fallback) == backends.end()) {
+  bool fallback_tried = std::any_of(backends.begin(), backends.end(),
+                                    [&](const auto& b) { return b.first == fallback; });
+  if (prepared.empty() && fallback && pinned == nullptr && !fallback_tried) {
     send_all(fd, fmt::format("B\t{}\n", fallback->name));
     PreparedKernel p = prepare(kernel, *fallback, "", inputs, reference, options.measure);
     if (p.result.ok)
@@ -178,7 +199,10 @@ std::string signal_name(int sig) {
 }  // namespace
 
 void profile_kernels(std::span<const Graph* const> kernels, const ProfilerOptions& options,
-                     const std::function<void(size_t, std::vector<Measurement>)>& on_done) {
+                     const std::function<void(size_t, std::vector<Measurement>)>& on_done,
+                     std::span<const codegen::KernelChoice> pinned) {
+  check(pinned.empty() || pinned.size() == kernels.size(),
+        "profiler: {} pinned choices for {} kernels", pinned.size(), kernels.size());
   const int jobs = options.jobs > 0
                        ? options.jobs
                        : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
@@ -273,7 +297,7 @@ void profile_kernels(std::span<const Graph* const> kernels, const ProfilerOption
       if (pid == 0) {
         ::close(fds[0]);
         for (const Child& c : active) ::close(c.fd);
-        child_main(fds[1], *kernels[next], options);
+        child_main(fds[1], *kernels[next], options, pinned.empty() ? nullptr : &pinned[next]);
       }
       ::close(fds[1]);
       active.push_back({.pid = pid, .fd = fds[0], .job = next, .deadline = Clock::now() + timeout});

@@ -20,6 +20,7 @@
 #include <span>
 #include <vector>
 
+#include "codegen/choice.h"
 #include "profile/measure.h"
 
 namespace orch::profile {
@@ -37,8 +38,11 @@ struct ProfilerOptions {
 /// Measures each kernel in its own child process with every accepting backend (and with the
 /// fallback too when all of them fail to compile or to match the interpreter) and calls
 /// `on_done(i, measurements)` in the caller as kernel i finishes (in completion order; never
-/// an empty list). Throws Error only when no child can be started.
+/// an empty list). With `pinned` (one per kernel), kernel i is measured with pinned[i]'s
+/// backend (of `options.backends`) and configuration alone. Throws Error only when no child
+/// can be started.
 void profile_kernels(std::span<const Graph* const> kernels, const ProfilerOptions& options,
-                     const std::function<void(size_t, std::vector<Measurement>)>& on_done);
+                     const std::function<void(size_t, std::vector<Measurement>)>& on_done,
+                     std::span<const codegen::KernelChoice> pinned = {});
 
 }  // namespace orch::profile

@@ -22,6 +22,7 @@ CREATE TABLE IF NOT EXISTS records (
   ok INTEGER NOT NULL, reason TEXT NOT NULL,
   median_us REAL NOT NULL, min_us REAL NOT NULL, max_us REAL NOT NULL,
   runs INTEGER NOT NULL, compile_s REAL NOT NULL, timestamp INTEGER NOT NULL, label TEXT NOT NULL,
+  recheck_us REAL NOT NULL DEFAULT 0,
   PRIMARY KEY (kernel_hash, outputs, machine, backend, config, version));
 CREATE TABLE IF NOT EXISTS searches (
   model_key TEXT NOT NULL, machine TEXT NOT NULL, version TEXT NOT NULL,
@@ -30,7 +31,7 @@ CREATE TABLE IF NOT EXISTS searches (
 
 constexpr const char* kColumns =
     "kernel_hash, outputs, machine, backend, config, version, ok, reason, median_us, min_us, "
-    "max_us, runs, compile_s, timestamp, label";
+    "max_us, runs, compile_s, timestamp, label, recheck_us";
 
 // A prepared statement, finalized on scope exit.
 class Statement {
@@ -78,6 +79,23 @@ void exec(sqlite3* db, const std::string& sql) {
   }
 }
 
+bool has_recheck_column(sqlite3* db) {
+  Statement s(db, "SELECT COUNT(*) FROM pragma_table_info('records') WHERE name = 'recheck_us'");
+  s.step();
+  return s.integer(0) > 0;
+}
+
+// Databases written before rechecks lack the column: added, 0 (none) in every record. Another
+// process may add it between the look and the ALTER; its error then means it is there.
+void add_recheck_column(sqlite3* db) {
+  if (has_recheck_column(db)) return;
+  try {
+    exec(db, "ALTER TABLE records ADD COLUMN recheck_us REAL NOT NULL DEFAULT 0");
+  } catch (const Error&) {
+    if (!has_recheck_column(db)) throw;
+  }
+}
+
 TuningRecord read_record(const Statement& s) {
   TuningRecord r;
   r.kernel_hash = s.text(0);
@@ -95,6 +113,7 @@ TuningRecord read_record(const Statement& s) {
   r.compile_s = s.real(12);
   r.timestamp = s.integer(13);
   r.label = s.text(14);
+  r.recheck_us = s.real(15);
   return r;
 }
 
@@ -134,6 +153,7 @@ TuningDb::TuningDb(const std::string& path) : path_(path.empty() ? default_path(
   try {
     exec(db_, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;");
     exec(db_, kSchema);
+    add_recheck_column(db_);
   } catch (const Error& e) {
     sqlite3_close(db_);
     rethrow_with_context(e, fmt::format("'{}'", path_));
@@ -147,10 +167,10 @@ TuningDb::~TuningDb() {
 void TuningDb::put(std::span<const TuningRecord> records) {
   exec(db_, "BEGIN IMMEDIATE");
   try {
-    Statement s(db_,
-                fmt::format("INSERT OR REPLACE INTO records ({}) VALUES "
-                            "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
-                            kColumns));
+    Statement s(
+        db_, fmt::format("INSERT OR REPLACE INTO records ({}) VALUES "
+                         "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                         kColumns));
     for (const TuningRecord& r : records) {
       s.bind(1, r.kernel_hash);
       s.bind(2, r.outputs);
@@ -167,6 +187,7 @@ void TuningDb::put(std::span<const TuningRecord> records) {
       s.bind(13, r.compile_s);
       s.bind(14, r.timestamp == 0 ? now_seconds() : r.timestamp);
       s.bind(15, r.label);
+      s.bind(16, r.recheck_us);
       s.step();
       s.reset();
     }
@@ -285,15 +306,15 @@ std::string machine_fingerprint() {
 
 std::string csv_header() {
   return "kernel_hash,outputs,machine,backend,config,version,status,reason,median_us,min_us,"
-         "max_us,runs,compile_s,timestamp,label";
+         "max_us,runs,compile_s,timestamp,label,recheck_us";
 }
 
 std::string to_csv(const TuningRecord& r) {
-  return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", r.kernel_hash,
+  return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", r.kernel_hash,
                      csv_field(r.outputs), csv_field(r.machine), csv_field(r.backend),
                      csv_field(r.config), r.version, r.ok ? "ok" : "failed", csv_field(r.reason),
                      r.median_us, r.min_us, r.max_us, r.runs, r.compile_s, r.timestamp,
-                     csv_field(r.label));
+                     csv_field(r.label), r.recheck_us);
 }
 
 std::string to_json_line(const TuningRecord& r) {
@@ -311,7 +332,8 @@ std::string to_json_line(const TuningRecord& r) {
                    {"runs", r.runs},
                    {"compile_s", r.compile_s},
                    {"timestamp", r.timestamp},
-                   {"label", r.label}};
+                   {"label", r.label},
+                   {"recheck_us", r.recheck_us}};
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 

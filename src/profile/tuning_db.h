@@ -45,6 +45,9 @@ struct TuningRecord {
   double compile_s = 0;
   int64_t timestamp = 0;  // seconds since the epoch; 0: now, when stored
   std::string label;      // the kernel's primitives, for people ("Add #3 + Relu #4")
+  /// A second measurement, taken because a plan chose this configuration (driver/tune.cc's
+  /// recheck); 0: none. When set, it is the record's time.
+  double recheck_us = 0;
 };
 
 /// Counts for `orch db stats`.

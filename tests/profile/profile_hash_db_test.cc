@@ -1,6 +1,7 @@
 // The structural hash without constant contents, and the tuning database.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -93,6 +94,34 @@ TEST_F(TuningDbTest, StoresFindsReplacesAndPrunes) {
   EXPECT_EQ(db.stats().records, 2);
   EXPECT_EQ(profile::to_csv(db.all()[0]).substr(0, 3), "aa,");
   EXPECT_NE(profile::to_json_line(db.all()[0]).find("\"status\":\"ok\""), std::string::npos);
+}
+
+// A database written before rechecks (no recheck_us column) opens with its records, none
+// rechecked, and stores rechecks from then on.
+TEST_F(TuningDbTest, OlderDatabaseGainsTheRecheckColumn) {
+  std::filesystem::create_directories(dir_ / "sub");
+  sqlite3* old = nullptr;
+  ASSERT_EQ(sqlite3_open(path().c_str(), &old), SQLITE_OK);
+  std::string insert = fmt::format(
+      "CREATE TABLE records (kernel_hash TEXT NOT NULL, outputs TEXT NOT NULL, machine TEXT NOT "
+      "NULL, backend TEXT NOT NULL, config TEXT NOT NULL, version TEXT NOT NULL, ok INTEGER NOT "
+      "NULL, reason TEXT NOT NULL, median_us REAL NOT NULL, min_us REAL NOT NULL, max_us REAL "
+      "NOT NULL, runs INTEGER NOT NULL, compile_s REAL NOT NULL, timestamp INTEGER NOT NULL, "
+      "label TEXT NOT NULL, PRIMARY KEY (kernel_hash, outputs, machine, backend, config, "
+      "version)); INSERT INTO records VALUES ('aa', 'f32[2]', '{}', 'halide', '', '{}', 1, '', "
+      "5, 4, 6, 3, 0.1, 1, 'Add #0');",
+      profile::machine_fingerprint(), profile::kOrchVersion);
+  ASSERT_EQ(sqlite3_exec(old, insert.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(old);
+
+  profile::TuningDb db(path());
+  std::vector<profile::TuningRecord> aa = db.find("aa", profile::machine_fingerprint());
+  ASSERT_EQ(aa.size(), 1u);
+  EXPECT_EQ(aa[0].median_us, 5);
+  EXPECT_EQ(aa[0].recheck_us, 0);
+  aa[0].recheck_us = 7;
+  db.put(aa);
+  EXPECT_EQ(profile::TuningDb(path()).find("aa", profile::machine_fingerprint())[0].recheck_us, 7);
 }
 
 // Search budgets add up per model and machine, persist, and are dropped when records are pruned

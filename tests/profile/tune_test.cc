@@ -1,7 +1,8 @@
 // Tuning a model: the plan is valid, a second tune measures nothing, the BLP's costs carry the
 // write cost, oneDNN's epilogue kernels and convolution chains are measured before the lazy rounds,
-// `kill -9` during `orch tune` loses nothing stored (a rerun measures only what is missing), and a
-// spent search budget is not spent again.
+// `kill -9` during `orch tune` loses nothing stored (a rerun measures only what is missing), a
+// spent search budget is not spent again, and the plan's kernels are rechecked once, a kernel
+// chosen for a lucky first time included.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -289,6 +290,47 @@ TEST_F(TuneTest, SpentSearchBudgetCarriesOverToReruns) {
   driver::TunedModel third = driver::tune_model(graph, o);
   EXPECT_GE(third.stats.earlier_lazy_s, spent);
   EXPECT_GE(third.stats.rounds, 1);
+}
+
+// Every kernel of the final plan is timed by its recheck, stored: a rerun rechecks nothing. Then
+// every first time not rechecked is made lucky (1 ns in the database): the plan takes those
+// kernels, rechecks them, and ends with rechecked times only again.
+TEST_F(TuneTest, PlanKernelsAreRecheckedOnceAndLuckyTimesDoNotStay) {
+  Graph graph = chain();
+  driver::TuneOptions o = options();
+  o.recheck_rounds = 20;
+  auto rechecked_times = [&](const driver::TunedModel& t) {
+    std::multiset<double> rechecks;
+    for (const profile::TuningRecord& r : profile::TuningDb(o.db_path).all())
+      if (r.recheck_us > 0) rechecks.insert(r.recheck_us);
+    for (const PlanKernel& k : t.plan.kernels) {
+      double us = t.choices[static_cast<size_t>(k.candidate)].cost_us;
+      EXPECT_TRUE(rechecks.contains(us)) << us << " us is no recheck";
+    }
+  };
+  driver::TunedModel first = driver::tune_model(graph, o);
+  EXPECT_GE(first.stats.rechecked, 1);
+  EXPECT_GE(first.stats.recheck_rounds, 1);
+  rechecked_times(first);
+
+  driver::TunedModel second = driver::tune_model(graph, o);
+  EXPECT_EQ(second.stats.rechecked, 0);
+  EXPECT_EQ(second.stats.recheck_rounds, 0);
+  EXPECT_EQ(second.plan.objective_us, first.plan.objective_us);
+
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(o.db_path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "UPDATE records SET median_us = 0.001 WHERE ok = 1 AND recheck_us = 0",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  int lucky = sqlite3_changes(db);
+  sqlite3_close(db);
+  ASSERT_GT(lucky, 0);
+  driver::TunedModel third = driver::tune_model(graph, o);
+  EXPECT_GE(third.stats.rechecked, 1);
+  EXPECT_EQ(third.stats.measurements, 0);
+  rechecked_times(third);
+  EXPECT_EQ(check_plan(third.problem, third.plan), "");
 }
 
 }  // namespace

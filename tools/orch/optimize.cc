@@ -23,6 +23,7 @@ struct OptimizeArgs {
   int max_chain = 3;
   double max_lazy_s = 600;
   double exact_s = 300;
+  int recheck_rounds = 8;
   bool analytic = false;
   bool no_write_cost = false;
   std::string target = "cpu";
@@ -47,6 +48,7 @@ void run_optimize(const OptimizeArgs& args) {
   options.tune.max_chain = args.max_chain;
   options.tune.max_lazy_s = args.max_lazy_s;
   options.tune.exact_s = args.exact_s;
+  options.tune.recheck_rounds = args.recheck_rounds;
   options.tune.analytic = args.analytic || args.compile_only;
   options.tune.write_cost = !args.no_write_cost;
   options.tune.target = driver::parse_target(args.target);
@@ -67,8 +69,8 @@ void run_optimize(const OptimizeArgs& args) {
     // Tuning is the long step: a line every 10 measurements and at the end of each round.
     options.tune.progress = [](const driver::TuneProgress& p) {
       if (p.done % 10 == 0 || p.done == p.total)
-        fmt::print(stderr, "tune round {}: {}/{} measured, {:.0f} s\n", p.round, p.done, p.total,
-                   p.elapsed_s);
+        fmt::print(stderr, "tune round {}{}: {}/{} measured, {:.0f} s\n", p.round,
+                   p.phase == "recheck" ? " (recheck)" : "", p.done, p.total, p.elapsed_s);
     };
   }
   driver::OptimizeResult r = driver::optimize_model(args.model, args.out, options);
@@ -121,6 +123,11 @@ void add_optimize_command(CLI::App& app) {
   cmd->add_option("--exact-s", args->exact_s,
                   "Of those, seconds the exact phase (roofline bounds instead of estimates) may "
                   "spend proving the plan optimal; 0 skips it (default 300)");
+  cmd->add_option("--recheck-rounds", args->recheck_rounds,
+                  "Rounds of measuring the plan's kernels a second time and planning again over "
+                  "those times, against kernels chosen for a lucky first measurement (default 8; "
+                  "0: none)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--analytic", args->analytic,
                 "Measure nothing: plan with estimated costs (roofline bound + 2 us per kernel) "
                 "and the first backend that accepts each kernel; quick, for checking code "

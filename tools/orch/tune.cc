@@ -53,14 +53,14 @@ void print_summary(const TuneArgs& args, const driver::TunedModel& t) {
   fmt::print("primitives: {}; candidates: {}; unique kernels: {}\n", t.dag.size, s.candidates,
              s.unique);
   fmt::print(
-      "kernels: {} from the database, {} measured ({} measurements), {} failed, {} never "
-      "measured ({})\n",
-      s.from_db, s.measured, s.measurements, s.failed, s.pruned,
+      "kernels: {} from the database, {} measured ({} measurements), {} rechecked, {} failed, {} "
+      "never measured ({})\n",
+      s.from_db, s.measured, s.measurements, s.rechecked, s.failed, s.pruned,
       args.options.analytic     ? "analytic estimates"
       : args.options.exhaustive ? (args.options.prune ? "pruned by the roofline bound" : "none")
                                 : "ruled out by the roofline bound, lazily");
-  fmt::print("rounds: {}{}; tuning time: {:.1f} s\n", s.rounds,
-             driver::tuning_outcome(s, args.options.analytic), s.tuning_seconds);
+  fmt::print("rounds: {}{}; recheck rounds: {}; tuning time: {:.1f} s\n", s.rounds,
+             driver::tuning_outcome(s, args.options.analytic), s.recheck_rounds, s.tuning_seconds);
   if (s.earlier_lazy_s > 0)
     fmt::print("search budget: earlier runs spent {:.1f} s of --max-lazy-s {:g} on this model{}\n",
                s.earlier_lazy_s, args.options.max_lazy_s,
@@ -129,6 +129,11 @@ void add_tune_options(CLI::App& cmd, TuneArgs& args) {
   cmd.add_option("--exact-s", args.options.exact_s,
                  "Of those, seconds the exact phase (roofline bounds instead of estimates) may "
                  "spend proving the plan optimal; 0 skips it (default 300)");
+  cmd.add_option("--recheck-rounds", args.options.recheck_rounds,
+                 "Rounds of measuring the plan's kernels a second time and planning again over "
+                 "those times, against kernels chosen for a lucky first measurement (default 8; "
+                 "0: none)")
+      ->check(CLI::NonNegativeNumber);
   cmd.add_option("--machine", args.options.machine_path, "Machine description (JSON)");
 }
 
