@@ -181,31 +181,31 @@ class Tuner {
     TuneProgress progress{
         .total = static_cast<int>(ids.size()), .round = model_.stats.rounds, .phase = phase_};
     Clock::time_point round_start = Clock::now();
-    profile::profile_kernels(kernels, profiler,
-                             [&](size_t job, std::vector<profile::Measurement> results) {
-                               UniqueKernel& u = unique_[ids[job]];
-                               std::vector<profile::TuningRecord> records;
-                               for (const profile::Measurement& m : results) {
-                                 records.push_back({.kernel_hash = u.hash,
-                                                    .outputs = u.outputs,
-                                                    .machine = machine_id_,
-                                                    .backend = m.backend,
-                                                    .config = m.config,
-                                                    .ok = m.ok,
-                                                    .reason = m.reason,
-                                                    .median_us = m.median_us,
-                                                    .min_us = m.min_us,
-                                                    .max_us = m.max_us,
-                                                    .runs = m.runs,
-                                                    .compile_s = m.compile_s,
-                                                    .label = u.label});
-                               }
-                               db_->put(records);
-                               apply_records(u, records);
-                               if (!again) ++model_.stats.measured;
-                               model_.stats.measurements += static_cast<int64_t>(results.size());
-                               report(progress, round_start, u, results.front().reason);
-                             });
+    auto on_done = [&](size_t job, std::vector<profile::Measurement> results) {
+      UniqueKernel& u = unique_[ids[job]];
+      std::vector<profile::TuningRecord> records;
+      for (const profile::Measurement& m : results) {
+        records.push_back({.kernel_hash = u.hash,
+                           .outputs = u.outputs,
+                           .machine = machine_id_,
+                           .backend = m.backend,
+                           .config = m.config,
+                           .ok = m.ok,
+                           .reason = m.reason,
+                           .median_us = m.median_us,
+                           .min_us = m.min_us,
+                           .max_us = m.max_us,
+                           .runs = m.runs,
+                           .compile_s = m.compile_s,
+                           .label = u.label});
+      }
+      db_->put(records);
+      apply_records(u, records);
+      if (!again) ++model_.stats.measured;
+      model_.stats.measurements += static_cast<int64_t>(results.size());
+      report(progress, round_start, u, results.front().reason);
+    };
+    profile::profile_kernels(kernels, profiler, on_done);
     if (!again) seconds_per_kernel_ = seconds_since(round_start) / static_cast<double>(ids.size());
   }
 
@@ -280,25 +280,6 @@ class Tuner {
     profile::profile_kernels(kernels, profiler_, on_done, pinned);
   }
 
-  // The unmeasured kernels of Linear primitives and epilogues oneDNN takes as post-ops (a
-  // convolution with its bias and activation, or a chain of them), of at most kMaxEpilogue
-  // primitives per Linear one. The lazy search estimates them like any fusion and may never
-  // measure them: candy's residual convolutions ran alone (8,058 us) and their biases in other
-  // kernels, while the convolution with its bias takes 5,314 us. Measured up front, oneDNN alone
-  // (a quick compile; Halide's convolutions are its slowest, and it never takes a chain), they
-  // are what the estimates of library kernels are fitted to.
-  std::vector<size_t> library_epilogues() const {
-    constexpr int kMaxEpilogue = 8;
-    std::vector<size_t> ids;
-    for (size_t u = 0; u < unique_.size(); ++u) {
-      const UniqueKernel& k = unique_[u];
-      if (!k.known && k.library && k.primitives >= 2 &&
-          k.primitives <= kMaxEpilogue * std::max(k.linear, 1))
-        ids.push_back(u);
-    }
-    return ids;
-  }
-
   profile::ProfilerOptions library_only() const {
     profile::ProfilerOptions library = profiler_;
     library.backends = {.backends = {&codegen::dnnl_backend()}, .fallback = nullptr};
@@ -367,25 +348,15 @@ class Tuner {
     if (seconds_per_kernel_ > 0)
       batch = std::max(batch, static_cast<size_t>(last_solve_s_ / seconds_per_kernel_));
     if (missing.size() >= batch) return missing;
-    std::vector<double> alone(static_cast<size_t>(model_.problem.num_primitives), kInfinity);
-    for (const UniqueKernel& u : unique_) {
-      if (!u.known || u.primitives != 1) continue;
-      for (size_t i : u.candidates) {
-        double& a = alone[static_cast<size_t>(model_.problem.candidates[i].primitives[0])];
-        a = std::min(a, u.cost_us + u.write_us);
-      }
-    }
+    std::vector<double> alone = cheapest_alone(unique_, model_.problem);
     std::vector<std::pair<double, size_t>> saving;
     for (size_t id = 0; id < unique_.size(); ++id) {
       const UniqueKernel& u = unique_[id];
       if (u.known || std::find(missing.begin(), missing.end(), id) != missing.end()) continue;
       double best = 0;
-      for (size_t i : u.candidates) {
-        double unfused = 0;
-        for (int p : model_.problem.candidates[i].primitives)
-          unfused += alone[static_cast<size_t>(p)];
-        best = std::max(best, unfused - estimate(u) - u.write_us);
-      }
+      for (size_t i : u.candidates)
+        best = std::max(best,
+                        unfused_us(alone, model_.problem.candidates[i]) - estimate(u) - u.write_us);
       if (best > 0 && best < kInfinity) saving.push_back({-best, id});
     }
     size_t take = std::min(saving.size(), batch - missing.size());
@@ -445,7 +416,7 @@ class Tuner {
     phase_ = "single kernels";
     measure(singles);
     phase_ = "library epilogues";
-    measure_with(library_epilogues(), library_only(), false);
+    measure_with(library_epilogues(unique_), library_only(), false);
     model_key_ = model_key();
     model_.stats.earlier_lazy_s = db_->lazy_seconds(model_key_, machine_id_);
     lazy_start_ = lazy_recorded_ = Clock::now();
@@ -542,24 +513,12 @@ class Tuner {
       model_.plan = orchestrate(model_.problem, solve_options());
       return;
     }
-    // Best single-primitive cost per primitive (infinite when none works).
-    std::vector<double> alone(static_cast<size_t>(model_.problem.num_primitives), kInfinity);
-    for (const UniqueKernel& u : unique_) {
-      for (size_t i : u.candidates) {
-        const Candidate& c = model_.problem.candidates[i];
-        if (c.primitives.size() == 1 && u.known)
-          alone[static_cast<size_t>(c.primitives[0])] =
-              std::min(alone[static_cast<size_t>(c.primitives[0])], u.cost_us + u.write_us);
-      }
-    }
+    std::vector<double> alone = cheapest_alone(unique_, model_.problem);
     std::vector<size_t> keep;
     for (size_t u : rest) {
       double unfused = kInfinity;
-      for (size_t i : unique_[u].candidates) {
-        double sum = 0;
-        for (int p : model_.problem.candidates[i].primitives) sum += alone[static_cast<size_t>(p)];
-        unfused = std::min(unfused, sum);
-      }
+      for (size_t i : unique_[u].candidates)
+        unfused = std::min(unfused, unfused_us(alone, model_.problem.candidates[i]));
       if (unique_[u].bound_us + unique_[u].write_us < unfused) keep.push_back(u);
     }
     measure(keep);

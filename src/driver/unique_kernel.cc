@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <limits>
+
 namespace orch::driver {
 
 std::string output_types(const Graph& kernel) {
@@ -30,6 +33,38 @@ void apply_records(UniqueKernel& u, const std::vector<profile::TuningRecord>& re
       u.rechecked = r.recheck_us > 0;
     }
   }
+}
+
+std::vector<double> cheapest_alone(const std::vector<UniqueKernel>& unique,
+                                   const OrchestrationProblem& problem) {
+  std::vector<double> alone(static_cast<size_t>(problem.num_primitives),
+                            std::numeric_limits<double>::infinity());
+  for (const UniqueKernel& u : unique) {
+    if (!u.known || u.primitives != 1) continue;
+    for (size_t i : u.candidates) {
+      double& a = alone[static_cast<size_t>(problem.candidates[i].primitives[0])];
+      a = std::min(a, u.cost_us + u.write_us);
+    }
+  }
+  return alone;
+}
+
+double unfused_us(const std::vector<double>& alone, const Candidate& c) {
+  double sum = 0;
+  for (int p : c.primitives) sum += alone[static_cast<size_t>(p)];
+  return sum;
+}
+
+std::vector<size_t> library_epilogues(const std::vector<UniqueKernel>& unique) {
+  constexpr int kMaxEpilogue = 8;
+  std::vector<size_t> ids;
+  for (size_t u = 0; u < unique.size(); ++u) {
+    const UniqueKernel& k = unique[u];
+    if (!k.known && k.library && k.primitives >= 2 &&
+        k.primitives <= kMaxEpilogue * std::max(k.linear, 1))
+      ids.push_back(u);
+  }
+  return ids;
 }
 
 std::string measurement_key(const TuneOptions& options) {

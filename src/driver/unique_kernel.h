@@ -52,6 +52,23 @@ std::pair<std::vector<NodeId>, std::vector<ValueId>> kernel_parts(const Graph& g
 /// its recheck when it has one (profile::TuningRecord::recheck_us).
 void apply_records(UniqueKernel& u, const std::vector<profile::TuningRecord>& records);
 
+/// Per primitive of `problem`, the fastest measured kernel of it alone, write cost included
+/// (infinite when none works or none was measured yet).
+std::vector<double> cheapest_alone(const std::vector<UniqueKernel>& unique,
+                                   const OrchestrationProblem& problem);
+
+/// `c`'s primitives run one kernel each: the sum of their cheapest_alone costs.
+double unfused_us(const std::vector<double>& alone, const Candidate& c);
+
+/// The unmeasured kernels of Linear primitives and epilogues oneDNN takes as post-ops (a
+/// convolution with its bias and activation, or a chain of them), of at most 8 primitives per
+/// Linear one. The lazy search estimates them like any fusion and may never measure them:
+/// candy's residual convolutions ran alone (8,058 us) and their biases in other kernels, while
+/// the convolution with its bias takes 5,314 us. Measured up front, oneDNN alone (a quick
+/// compile; Halide's convolutions are its slowest, and it never takes a chain), they are what
+/// the estimates of library kernels are fitted to.
+std::vector<size_t> library_epilogues(const std::vector<UniqueKernel>& unique);
+
 /// The database's machine column: this machine, plus how it was measured when not the default.
 std::string measurement_key(const TuneOptions& options);
 
