@@ -2,7 +2,8 @@
 # `./run bench`: every zoo model side by side, in one run, at 1 and 2 threads: ONNX Runtime,
 # ONNX Runtime on orch's primitive graph, and orch with one kernel per operator, greedy fusion
 # and full orchestration. Prints a markdown table, writes build/bench/results.csv and draws
-# build/bench/speedup.svg (gnuplot) of the speedup over ONNX Runtime.
+# build/bench/speedup.svg (gnuplot) of the speedup over ONNX Runtime; build/bench/machine.txt
+# names the CPU (model, vector ISA, cores).
 #
 #   bench/zoo_bench.sh [BUILD_DIR]
 #   ORCH_BENCH_MODELS="candy vit-b16-layer"  models (default: every zoo model)
@@ -36,6 +37,13 @@ size_flag=()
 read -r -a optimize_flags <<<"${ORCH_BENCH_OPTIMIZE_FLAGS:-}"
 mkdir -p "$work"
 csv="$work/results.csv"
+# The machine the table was measured on, printed above it: the same modules race ONNX Runtime
+# differently on another CPU (oneDNN's and MLAS's AVX2 and AVX-512 kernels are not equally good).
+isa="SSE"
+grep -qw avx2 /proc/cpuinfo && isa="AVX2"
+grep -qw avx512f /proc/cpuinfo && isa="AVX-512"
+machine="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1), $isa, $(nproc) cores"
+echo "$machine" >"$work/machine.txt"
 echo "model,threads,runner,latency_ms,kernels,tuning_s,peak_arena_mib,tuned_threads" >"$csv"
 
 median_ms() {  # MODULE_DIR THREADS
@@ -154,6 +162,8 @@ PY
   done
 done
 
+echo "machine: $machine"
+echo
 /usr/bin/python3 - "$csv" "$work" <<'PY'
 import csv, math, sys, collections
 rows = list(csv.DictReader(open(sys.argv[1])))

@@ -151,8 +151,11 @@ class Tuner {
   // cannot do without (a single primitive, or any kernel of a fixed policy) whose generators all
   // failed (a compile that hit the timeout kills its child before the fallback runs) is measured
   // again with the fallback alone: the plan must exist, slow or not.
-  void measure(const std::vector<size_t>& ids) {
-    measure_with(ids, profiler_, false);
+  void measure(const std::vector<size_t>& ids,
+               Clock::time_point start_by = Clock::time_point::max()) {
+    profile::ProfilerOptions profiler = profiler_;
+    profiler.start_by = start_by;
+    measure_with(ids, profiler, false);
     measure_fallbacks(ids);
   }
 
@@ -181,7 +184,9 @@ class Tuner {
     TuneProgress progress{
         .total = static_cast<int>(ids.size()), .round = model_.stats.rounds, .phase = phase_};
     Clock::time_point round_start = Clock::now();
+    size_t finished = 0;
     auto on_done = [&](size_t job, std::vector<profile::Measurement> results) {
+      ++finished;
       UniqueKernel& u = unique_[ids[job]];
       std::vector<profile::TuningRecord> records;
       for (const profile::Measurement& m : results) {
@@ -206,7 +211,8 @@ class Tuner {
       report(progress, round_start, u, results.front().reason);
     };
     profile::profile_kernels(kernels, profiler, on_done);
-    if (!again) seconds_per_kernel_ = seconds_since(round_start) / static_cast<double>(ids.size());
+    if (!again && finished > 0)
+      seconds_per_kernel_ = seconds_since(round_start) / static_cast<double>(finished);
   }
 
   void report(TuneProgress& progress, Clock::time_point round_start, const UniqueKernel& u,
@@ -375,6 +381,15 @@ class Tuner {
     return std::chrono::duration<double>(Clock::now() - t).count();
   }
 
+  // The end of the lazy rounds' time: --max-lazy-s less earlier runs', or the phase's cap.
+  Clock::time_point lazy_deadline(Clock::time_point phase_start, double phase_cap_s) const {
+    double left_s =
+        std::min(options_.max_lazy_s - model_.stats.earlier_lazy_s - seconds_since(lazy_start_),
+                 phase_cap_s - seconds_since(phase_start));
+    std::chrono::duration<double> left(std::clamp(left_s, 0.0, 3.2e7));  // a huge cap: a year
+    return Clock::now() + std::chrono::duration_cast<Clock::duration>(left);
+  }
+
   bool out_of_rounds() const {
     return model_.stats.rounds >= options_.max_rounds ||
            model_.stats.earlier_lazy_s + seconds_since(lazy_start_) >= options_.max_lazy_s;
@@ -440,7 +455,9 @@ class Tuner {
           break;
         }
         if (out_of_rounds() || seconds_since(phase_start) >= phase_cap_s) break;
-        measure(with_promising(std::move(missing)));
+        // The budget also ends a round: YOLOX-Nano's first one asked for 154 kernels, SPP
+        // windows compiling 15-24 s each in Halide, and was to end some 20 minutes past it.
+        measure(with_promising(std::move(missing)), lazy_deadline(phase_start, phase_cap_s));
         record_lazy_time();
       }
       if (unknown == Unknown::estimate) {

@@ -280,9 +280,10 @@ void profile_kernels(std::span<const Graph* const> kernels, const ProfilerOption
     on_done(c.job, std::move(c.results));
   };
 
-  while (next < kernels.size() || !active.empty()) {
+  auto may_start = [&] { return next < kernels.size() && Clock::now() < options.start_by; };
+  while (may_start() || !active.empty()) {
     // No new child while one times: it would compile beside the timing.
-    while (static_cast<int>(active.size()) < jobs && next < kernels.size() && token_holder < 0) {
+    while (static_cast<int>(active.size()) < jobs && may_start() && token_holder < 0) {
       int fds[2];
       check(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) == 0,
             "profiler: socketpair failed: {}", std::strerror(errno));

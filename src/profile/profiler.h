@@ -16,6 +16,7 @@
 // (Backend::prepare_fork: Halide's JIT runtime, compiled once instead of once per child).
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <span>
 #include <vector>
@@ -33,14 +34,17 @@ struct ProfilerOptions {
   int halide_configs = 1;     // tile-search configurations measured besides Halide's default
   schedule::Machine machine;  // the tile search's machine (when halide_configs > 0)
   BackendSet backends = default_backends();
+  /// No child starts after this time; the kernels not started by then are not measured and not
+  /// reported (a caller's time budget). Children already started finish.
+  std::chrono::steady_clock::time_point start_by = std::chrono::steady_clock::time_point::max();
 };
 
 /// Measures each kernel in its own child process with every accepting backend (and with the
 /// fallback too when all of them fail to compile or to match the interpreter) and calls
 /// `on_done(i, measurements)` in the caller as kernel i finishes (in completion order; never
-/// an empty list). With `pinned` (one per kernel), kernel i is measured with pinned[i]'s
-/// backend (of `options.backends`) and configuration alone. Throws Error only when no child
-/// can be started.
+/// an empty list; a kernel not started by options.start_by is not reported). With `pinned`
+/// (one per kernel), kernel i is measured with pinned[i]'s backend (of `options.backends`) and
+/// configuration alone. Throws Error only when no child can be started.
 void profile_kernels(std::span<const Graph* const> kernels, const ProfilerOptions& options,
                      const std::function<void(size_t, std::vector<Measurement>)>& on_done,
                      std::span<const codegen::KernelChoice> pinned = {});

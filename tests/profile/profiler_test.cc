@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <limits>
 #include <map>
@@ -123,6 +124,24 @@ TEST(Profiler, SpinningKernelHitsTheCpuLimit) {
   profile_kernels(kernels, options, [&](size_t, std::vector<Measurement> m) { result = m; });
   ASSERT_EQ(result.size(), 1u);
   EXPECT_EQ(result[0].reason, "timeout after 0.5 s of CPU time");
+}
+
+// A caller's budget: a kernel started before start_by finishes and is reported (the hanging
+// one, killed at its timeout after the deadline), and no kernel starts after it.
+TEST(Profiler, NoKernelStartsAfterTheDeadline) {
+  std::vector<Graph> graphs;
+  for (int n : {4, 2, 6}) graphs.push_back(add_graph(n));
+  std::vector<const Graph*> kernels;
+  for (const Graph& g : graphs) kernels.push_back(&g);
+  ProfilerOptions options{.jobs = 1, .timeout_s = 5, .wall_timeout_s = 1.5};
+  options.backends = {.backends = {&kMisbehaving}};
+  options.start_by = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+  std::map<size_t, std::vector<Measurement>> results;
+  profile_kernels(kernels, options,
+                  [&](size_t i, std::vector<Measurement> m) { results[i] = std::move(m); });
+  ASSERT_EQ(results.size(), 1u);
+  ASSERT_TRUE(results.count(0));
+  EXPECT_EQ(results[0][0].reason, "timeout after 1.5 s");
 }
 
 TEST(Profiler, FallbackWhenNoBackendAccepts) {
