@@ -75,7 +75,8 @@ struct TuneOptions {
   double timeout_s = 30;      // CPU seconds per kernel (wall: ten times that)
   int max_rounds = 30;        // lazy rounds before settling for the measured kernels
   double max_lazy_s = 600;    // wall time of the lazy rounds before settling, over all runs of
-                              // a model (the database keeps what earlier runs spent)
+                              // a model (the database keeps what earlier runs spent); no
+                              // measurement starts after it, even within a round
   double exact_s = 300;       // of which the exact phase may use this much; 0 skips it
   /// Rounds of rechecks after the search: the plan's kernels measured a second time (each time
   /// is then its recheck), the BLP solved again, until every kernel of the plan was rechecked.
