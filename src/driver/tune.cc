@@ -354,21 +354,8 @@ class Tuner {
     if (seconds_per_kernel_ > 0)
       batch = std::max(batch, static_cast<size_t>(last_solve_s_ / seconds_per_kernel_));
     if (missing.size() >= batch) return missing;
-    std::vector<double> alone = cheapest_alone(unique_, model_.problem);
-    std::vector<std::pair<double, size_t>> saving;
-    for (size_t id = 0; id < unique_.size(); ++id) {
-      const UniqueKernel& u = unique_[id];
-      if (u.known || std::find(missing.begin(), missing.end(), id) != missing.end()) continue;
-      double best = 0;
-      for (size_t i : u.candidates)
-        best = std::max(best,
-                        unfused_us(alone, model_.problem.candidates[i]) - estimate(u) - u.write_us);
-      if (best > 0 && best < kInfinity) saving.push_back({-best, id});
-    }
-    size_t take = std::min(saving.size(), batch - missing.size());
-    std::partial_sort(saving.begin(), saving.begin() + static_cast<std::ptrdiff_t>(take),
-                      saving.end());
-    for (size_t k = 0; k < take; ++k) missing.push_back(saving[k].second);
+    for (size_t id : most_promising(unique_, model_.problem, fit_, missing, batch - missing.size()))
+      missing.push_back(id);
     return missing;
   }
 

@@ -55,6 +55,28 @@ double unfused_us(const std::vector<double>& alone, const Candidate& c) {
   return sum;
 }
 
+std::vector<size_t> most_promising(const std::vector<UniqueKernel>& unique,
+                                   const OrchestrationProblem& problem, const CostEstimate& fit,
+                                   const std::vector<size_t>& skip, size_t count) {
+  std::vector<double> alone = cheapest_alone(unique, problem);
+  std::vector<std::pair<double, size_t>> saving;
+  for (size_t id = 0; id < unique.size(); ++id) {
+    const UniqueKernel& u = unique[id];
+    if (u.known || std::find(skip.begin(), skip.end(), id) != skip.end()) continue;
+    double estimate = estimate_cost_us(fit, u.bound_us, u.kind, u.primitives);
+    double best = 0;
+    for (size_t i : u.candidates)
+      best = std::max(best, unfused_us(alone, problem.candidates[i]) - estimate - u.write_us);
+    if (best > 0 && best < std::numeric_limits<double>::infinity()) saving.push_back({-best, id});
+  }
+  size_t take = std::min(saving.size(), count);
+  std::partial_sort(saving.begin(), saving.begin() + static_cast<std::ptrdiff_t>(take),
+                    saving.end());
+  std::vector<size_t> out;
+  for (size_t k = 0; k < take; ++k) out.push_back(saving[k].second);
+  return out;
+}
+
 std::vector<size_t> library_epilogues(const std::vector<UniqueKernel>& unique) {
   constexpr int kMaxEpilogue = 8;
   std::vector<size_t> ids;

@@ -60,6 +60,13 @@ std::vector<double> cheapest_alone(const std::vector<UniqueKernel>& unique,
 /// `c`'s primitives run one kernel each: the sum of their cheapest_alone costs.
 double unfused_us(const std::vector<double>& alone, const Candidate& c);
 
+/// Up to `count` unmeasured kernels not in `skip`, those with the largest saving over running
+/// their primitives one kernel each (cheapest_alone), their own cost estimated with `fit`; best
+/// first.
+std::vector<size_t> most_promising(const std::vector<UniqueKernel>& unique,
+                                   const OrchestrationProblem& problem, const CostEstimate& fit,
+                                   const std::vector<size_t>& skip, size_t count);
+
 /// The unmeasured kernels of Linear primitives and epilogues oneDNN takes as post-ops (a
 /// convolution with its bias and activation, or a chain of them), of at most 8 primitives per
 /// Linear one. The lazy search estimates them like any fusion and may never measure them:
