@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -18,7 +19,6 @@
 #include "driver/unique_kernel.h"
 #include "ir/error.h"
 #include "ir/hash.h"
-#include "ir/hash_util.h"
 #include "ir/op_registry.h"
 #include "orchestrate/from_candidates.h"
 #include "profile/profiler.h"
@@ -66,6 +66,8 @@ class Tuner {
       std::iota(stored.begin(), stored.end(), size_t{0});
       phase_ = "fallbacks";
       measure_fallbacks(stored);
+      phase_ = "new configurations";
+      measure_new_configs();
     }
     if (options_.analytic)
       plan_analytically();
@@ -126,6 +128,9 @@ class Tuner {
       if (records.empty()) continue;
       apply_records(u, records);
       ++model_.stats.from_db;
+      for (std::string& config : unmeasured_dnnl_configs(u, records))
+        new_configs_.push_back({static_cast<size_t>(&u - unique_.data()),
+                                {.backend = "dnnl", .config = std::move(config)}});
       const codegen::Backend* fallback = profiler_.backends.fallback;
       bool fallback_tried = std::any_of(records.begin(), records.end(), [&](const auto& r) {
         return fallback != nullptr && r.backend == fallback->name;
@@ -189,21 +194,7 @@ class Tuner {
       ++finished;
       UniqueKernel& u = unique_[ids[job]];
       std::vector<profile::TuningRecord> records;
-      for (const profile::Measurement& m : results) {
-        records.push_back({.kernel_hash = u.hash,
-                           .outputs = u.outputs,
-                           .machine = machine_id_,
-                           .backend = m.backend,
-                           .config = m.config,
-                           .ok = m.ok,
-                           .reason = m.reason,
-                           .median_us = m.median_us,
-                           .min_us = m.min_us,
-                           .max_us = m.max_us,
-                           .runs = m.runs,
-                           .compile_s = m.compile_s,
-                           .label = u.label});
-      }
+      for (const profile::Measurement& m : results) records.push_back(record_of(u, machine_id_, m));
       db_->put(records);
       apply_records(u, records);
       if (!again) ++model_.stats.measured;
@@ -254,19 +245,10 @@ class Tuner {
   }
 
   void measure_rechecks(const std::vector<size_t>& ids) {
-    std::vector<const Graph*> kernels;
     std::vector<codegen::KernelChoice> pinned;
-    for (size_t id : ids) {
-      kernels.push_back(&unique_[id].kernel);
-      pinned.push_back(unique_[id].choice);
-    }
-    TuneProgress progress{.total = static_cast<int>(ids.size()),
-                          .round = model_.stats.recheck_rounds,
-                          .phase = phase_};
-    Clock::time_point round_start = Clock::now();
-    auto on_done = [&](size_t job, std::vector<profile::Measurement> results) {
+    for (size_t id : ids) pinned.push_back(unique_[id].choice);
+    measure_pinned(ids, pinned, model_.stats.recheck_rounds, [&](size_t job, const auto& m) {
       UniqueKernel& u = unique_[ids[job]];
-      const profile::Measurement& m = results.back();
       std::vector<profile::TuningRecord> records = db_->find(u.hash, machine_id_);
       auto chosen = std::find_if(records.begin(), records.end(), [&](const auto& r) {
         return r.backend == pinned[job].backend && r.config == pinned[job].config;
@@ -274,14 +256,48 @@ class Tuner {
       // A recheck that fails (a timeout on a loaded machine) keeps the first time.
       if (!m.ok || chosen == records.end()) {
         unrecheckable_.insert(ids[job]);
-      } else {
-        chosen->recheck_us = m.median_us;
-        db_->put(std::span(&*chosen, 1));
-        u.cost_us = kInfinity;
-        apply_records(u, records);
-        ++model_.stats.rechecked;
+        return;
       }
-      report(progress, round_start, u, m.reason);
+      chosen->recheck_us = m.median_us;
+      db_->put(std::span(&*chosen, 1));
+      u.cost_us = kInfinity;
+      apply_records(u, records);
+      ++model_.stats.rechecked;
+    });
+  }
+
+  // The oneDNN configurations that kernels known from the database were never measured in (an
+  // older orch offered fewer), measured alone: measuring such a kernel again would also compile
+  // its Halide schedules, seconds each for a convolution.
+  void measure_new_configs() {
+    std::vector<size_t> ids;
+    std::vector<codegen::KernelChoice> pinned;
+    for (auto& [id, choice] : new_configs_) {
+      ids.push_back(id);
+      pinned.push_back(choice);
+    }
+    measure_pinned(ids, pinned, 0, [&](size_t job, const profile::Measurement& m) {
+      UniqueKernel& u = unique_[ids[job]];
+      profile::TuningRecord record = record_of(u, machine_id_, m);
+      db_->put(std::span(&record, 1));
+      apply_records(u, std::vector{record});
+      ++model_.stats.measurements;
+    });
+  }
+
+  // Measures unique kernel ids[j] in pinned[j] alone; `take` gets each result.
+  void measure_pinned(const std::vector<size_t>& ids,
+                      const std::vector<codegen::KernelChoice>& pinned, int round,
+                      const std::function<void(size_t, const profile::Measurement&)>& take) {
+    if (ids.empty()) return;
+    std::vector<const Graph*> kernels;
+    for (size_t id : ids) kernels.push_back(&unique_[id].kernel);
+    TuneProgress progress{.total = static_cast<int>(ids.size()), .round = round, .phase = phase_};
+    Clock::time_point round_start = Clock::now();
+    auto on_done = [&](size_t job, std::vector<profile::Measurement> results) {
+      const profile::Measurement& m = results.back();
+      take(job, m);
+      report(progress, round_start, unique_[ids[job]], m.reason);
     };
     profile::profile_kernels(kernels, profiler_, on_done, pinned);
   }
@@ -382,17 +398,6 @@ class Tuner {
            model_.stats.earlier_lazy_s + seconds_since(lazy_start_) >= options_.max_lazy_s;
   }
 
-  // The model's identity for the search budget: its distinct kernels, in a stable order, and
-  // the objective searched (a search under another objective does not count).
-  std::string model_key() const {
-    std::vector<std::string> kernels;
-    for (const UniqueKernel& u : unique_) kernels.push_back(u.hash + " " + u.outputs);
-    std::sort(kernels.begin(), kernels.end());
-    uint64_t h = hash_string(options_.write_cost ? "orch model, write cost" : "orch model");
-    for (const std::string& k : kernels) h = hash_combine(h, hash_string(k));
-    return format_hash(h);
-  }
-
   // Adds the lazy time since the last call to the model's spent budget (after every round, so a
   // killed run loses at most one round of it).
   void record_lazy_time() {
@@ -419,7 +424,7 @@ class Tuner {
     measure(singles);
     phase_ = "library epilogues";
     measure_with(library_epilogues(unique_), library_only(), false);
-    model_key_ = model_key();
+    model_key_ = model_key(unique_, options_.write_cost);
     model_.stats.earlier_lazy_s = db_->lazy_seconds(model_key_, machine_id_);
     lazy_start_ = lazy_recorded_ = Clock::now();
     bool proven = false;
@@ -557,10 +562,12 @@ class Tuner {
   std::vector<size_t> unique_of_;    // candidate -> unique kernel
   std::set<size_t> tried_fallback_;  // unique kernels measured again with the fallback alone
   std::set<size_t> unrecheckable_;   // unique kernels whose recheck failed
-  std::string phase_;                // for progress lines
-  CostEstimate fit_;                 // fitted by the last set_costs
-  double last_solve_s_ = 0;          // wall time of the last lazy round's solve
-  double seconds_per_kernel_ = 0;    // wall time per kernel of the last measurement batch
+  // Kernels known from the database and oneDNN configurations none of their records measured.
+  std::vector<std::pair<size_t, codegen::KernelChoice>> new_configs_;
+  std::string phase_;              // for progress lines
+  CostEstimate fit_;               // fitted by the last set_costs
+  double last_solve_s_ = 0;        // wall time of the last lazy round's solve
+  double seconds_per_kernel_ = 0;  // wall time per kernel of the last measurement batch
   Clock::time_point lazy_start_;
   Clock::time_point lazy_recorded_;  // lazy time up to here is in the database
   std::string model_key_;

@@ -5,6 +5,10 @@
 #include <algorithm>
 #include <limits>
 
+#include "codegen/dnnl/dnnl_backend.h"
+#include "ir/hash.h"
+#include "ir/hash_util.h"
+
 namespace orch::driver {
 
 std::string output_types(const Graph& kernel) {
@@ -23,6 +27,23 @@ std::pair<std::vector<NodeId>, std::vector<ValueId>> kernel_parts(const Graph& g
   return {std::move(members), std::move(outputs)};
 }
 
+profile::TuningRecord record_of(const UniqueKernel& u, const std::string& machine,
+                                const profile::Measurement& m) {
+  return {.kernel_hash = u.hash,
+          .outputs = u.outputs,
+          .machine = machine,
+          .backend = m.backend,
+          .config = m.config,
+          .ok = m.ok,
+          .reason = m.reason,
+          .median_us = m.median_us,
+          .min_us = m.min_us,
+          .max_us = m.max_us,
+          .runs = m.runs,
+          .compile_s = m.compile_s,
+          .label = u.label};
+}
+
 void apply_records(UniqueKernel& u, const std::vector<profile::TuningRecord>& records) {
   u.known = true;
   for (const profile::TuningRecord& r : records) {
@@ -33,6 +54,20 @@ void apply_records(UniqueKernel& u, const std::vector<profile::TuningRecord>& re
       u.rechecked = r.recheck_us > 0;
     }
   }
+}
+
+std::vector<std::string> unmeasured_dnnl_configs(
+    const UniqueKernel& u, const std::vector<profile::TuningRecord>& records) {
+  auto dnnl_worked = [](const profile::TuningRecord& r) { return r.backend == "dnnl" && r.ok; };
+  if (!u.library || std::none_of(records.begin(), records.end(), dnnl_worked)) return {};
+  std::vector<std::string> missing;
+  for (std::string& config : codegen::dnnl_configs(u.kernel)) {
+    bool measured = std::any_of(records.begin(), records.end(), [&](const auto& r) {
+      return r.backend == "dnnl" && r.config == config;
+    });
+    if (!measured) missing.push_back(std::move(config));
+  }
+  return missing;
 }
 
 std::vector<double> cheapest_alone(const std::vector<UniqueKernel>& unique,
@@ -53,6 +88,15 @@ double unfused_us(const std::vector<double>& alone, const Candidate& c) {
   double sum = 0;
   for (int p : c.primitives) sum += alone[static_cast<size_t>(p)];
   return sum;
+}
+
+std::string model_key(const std::vector<UniqueKernel>& unique, bool write_cost) {
+  std::vector<std::string> kernels;
+  for (const UniqueKernel& u : unique) kernels.push_back(u.hash + " " + u.outputs);
+  std::sort(kernels.begin(), kernels.end());
+  uint64_t h = hash_string(write_cost ? "orch model, write cost" : "orch model");
+  for (const std::string& k : kernels) h = hash_combine(h, hash_string(k));
+  return format_hash(h);
 }
 
 std::vector<size_t> most_promising(const std::vector<UniqueKernel>& unique,

@@ -12,6 +12,7 @@
 #include "driver/tune.h"
 #include "ir/graph.h"
 #include "orchestrate/orchestrate.h"
+#include "profile/measure.h"
 #include "profile/tuning_db.h"
 
 namespace orch::driver {
@@ -48,9 +49,19 @@ std::string output_types(const Graph& kernel);
 std::pair<std::vector<NodeId>, std::vector<ValueId>> kernel_parts(const Graph& graph,
                                                                   const Candidate& c);
 
+/// The database record of measuring `u` on `machine` (a measurement_key).
+profile::TuningRecord record_of(const UniqueKernel& u, const std::string& machine,
+                                const profile::Measurement& m);
+
 /// Applies stored or fresh records to `u`: the fastest working configuration wins, each timed by
 /// its recheck when it has one (profile::TuningRecord::recheck_us).
 void apply_records(UniqueKernel& u, const std::vector<profile::TuningRecord>& records);
+
+/// The oneDNN configurations (codegen::dnnl_configs) of `u`, a kernel known from the database,
+/// that none of its `records` measured, when oneDNN worked in one of them: those a later orch
+/// offers. Without them a database filled by an older orch would never measure them.
+std::vector<std::string> unmeasured_dnnl_configs(const UniqueKernel& u,
+                                                 const std::vector<profile::TuningRecord>& records);
 
 /// Per primitive of `problem`, the fastest measured kernel of it alone, write cost included
 /// (infinite when none works or none was measured yet).
@@ -75,6 +86,11 @@ std::vector<size_t> most_promising(const std::vector<UniqueKernel>& unique,
 /// compile; Halide's convolutions are its slowest, and it never takes a chain), they are what
 /// the estimates of library kernels are fitted to.
 std::vector<size_t> library_epilogues(const std::vector<UniqueKernel>& unique);
+
+/// The model's identity for the lazy search's budget (profile::TuningDb::lazy_seconds): its
+/// distinct kernels, in a stable order, and the objective searched (a search under another
+/// objective does not count).
+std::string model_key(const std::vector<UniqueKernel>& unique, bool write_cost);
 
 /// The database's machine column: this machine, plus how it was measured when not the default.
 std::string measurement_key(const TuneOptions& options);

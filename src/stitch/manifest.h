@@ -41,8 +41,8 @@
 //     "kernels": [{
 //         "name": "k0", "backend": "halide" | "dnnl" | "reference", "external": bool,
 //         "config": "<backend config text>", "cost_us": X, "optimized": bool,
-//             // config: a Halide schedule, or oneDNN's "layout=plain" or "weights=transposed"; ""
-//             is the default
+//             // config: a Halide schedule, or oneDNN's "layout=plain", "layout=blocked" or
+//             "weights=transposed"; "" is the default
 //         "primitives": [{"node": "<node name or #id>", "op": "prim.MatMul", "id": N,
 //                         "inputs": [ids of this kernel's primitives it reads]}],
 //         "graph": "kernels/k0.orch",   // external kernels only

@@ -1,8 +1,8 @@
 // Tuning a model: the plan is valid, a second tune measures nothing, the BLP's costs carry the
 // write cost, oneDNN's epilogue kernels and convolution chains are measured before the lazy rounds,
-// `kill -9` during `orch tune` loses nothing stored (a rerun measures only what is missing), a
-// spent search budget is not spent again, and the plan's kernels are rechecked once, a kernel
-// chosen for a lucky first time included.
+// `kill -9` during `orch tune` loses nothing stored (a rerun measures only what is missing, as it
+// does oneDNN configurations the database lacks), a spent search budget is not spent again, and
+// the plan's kernels are rechecked once, a kernel chosen for a lucky first time included.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -251,6 +251,38 @@ TEST_F(TuneTest, ConvolutionChainsAreMeasuredWithOneDnn) {
   EXPECT_EQ(check_plan(t.problem, t.plan), "");
   o.max_chain = 1;
   EXPECT_EQ(chains(driver::tune_model(graph, o)), 0);
+}
+
+// A database filled by an orch that offered fewer oneDNN configurations: a rerun measures the
+// missing configurations of the kernels it knows, and nothing else.
+TEST_F(TuneTest, ConfigurationsTheDatabaseLacksAreMeasuredAlone) {
+  Graph graph = model("convs.orch.txt", kConvs);
+  driver::TuneOptions o = options();
+  o.max_primitives = 4;
+  o.max_rounds = 0;
+  driver::tune_model(graph, o);
+  auto dnnl_records = [&](bool configured_only) {
+    int n = 0;
+    for (const profile::TuningRecord& r : profile::TuningDb(o.db_path).all())
+      n += r.backend == "dnnl" && (!configured_only || !r.config.empty());
+    return n;
+  };
+  int stored = dnnl_records(false);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(o.db_path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "DELETE FROM records WHERE backend = 'dnnl' AND config != ''", nullptr,
+                         nullptr, nullptr),
+            SQLITE_OK);
+  int deleted = sqlite3_changes(db);
+  sqlite3_close(db);
+  ASSERT_GT(deleted, 0) << "a single convolution offers at least the plain layout";
+  ASSERT_EQ(dnnl_records(true), 0);
+
+  driver::TunedModel second = driver::tune_model(graph, o);
+  EXPECT_EQ(second.stats.measured, 0);
+  EXPECT_EQ(second.stats.measurements, deleted);
+  EXPECT_EQ(dnnl_records(false), stored);
+  EXPECT_EQ(check_plan(second.problem, second.plan), "");
 }
 
 // The lazy search's time is kept per model in the database: a rerun whose --max-lazy-s earlier

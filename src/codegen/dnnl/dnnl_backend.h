@@ -16,7 +16,9 @@ std::unique_ptr<Kernel> dnnl_compile(const Graph& kernel, const std::string& con
 
 /// The configurations besides "" worth measuring for an accepted kernel: "layout=plain" for a
 /// convolution that oneDNN can also run in the model's plain layout, without reorders;
-/// "weights=transposed" for a MatMul whose constant weights oneDNN would store row-major.
+/// "layout=blocked" for a convolution or chain that oneDNN can run channel-blocked (nChw16c or
+/// nChw8c) where it would pick another layout; "weights=transposed" for a MatMul whose constant
+/// weights oneDNN would store row-major.
 std::vector<std::string> dnnl_configs(const Graph& kernel);
 
 /// Where a oneDNN kernel's time goes (summed over runs), for the benchmark.
