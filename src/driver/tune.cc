@@ -128,9 +128,10 @@ class Tuner {
       if (records.empty()) continue;
       apply_records(u, records);
       ++model_.stats.from_db;
-      for (std::string& config : unmeasured_dnnl_configs(u, records))
-        new_configs_.push_back({static_cast<size_t>(&u - unique_.data()),
-                                {.backend = "dnnl", .config = std::move(config)}});
+      for (codegen::KernelChoice& choice : unmeasured_choices(u, records)) {
+        new_config_ids_.push_back(static_cast<size_t>(&u - unique_.data()));
+        new_configs_.push_back(std::move(choice));
+      }
       const codegen::Backend* fallback = profiler_.backends.fallback;
       bool fallback_tried = std::any_of(records.begin(), records.end(), [&](const auto& r) {
         return fallback != nullptr && r.backend == fallback->name;
@@ -266,17 +267,12 @@ class Tuner {
     });
   }
 
-  // The oneDNN configurations that kernels known from the database were never measured in (an
-  // older orch offered fewer), measured alone: measuring such a kernel again would also compile
-  // its Halide schedules, seconds each for a convolution.
+  // The choices that kernels known from the database were never measured in (an older orch
+  // offered fewer: unmeasured_choices), measured alone: measuring such a kernel again would also
+  // compile its Halide schedules, seconds each for a convolution.
   void measure_new_configs() {
-    std::vector<size_t> ids;
-    std::vector<codegen::KernelChoice> pinned;
-    for (auto& [id, choice] : new_configs_) {
-      ids.push_back(id);
-      pinned.push_back(choice);
-    }
-    measure_pinned(ids, pinned, 0, [&](size_t job, const profile::Measurement& m) {
+    const std::vector<size_t>& ids = new_config_ids_;
+    measure_pinned(ids, new_configs_, 0, [&](size_t job, const profile::Measurement& m) {
       UniqueKernel& u = unique_[ids[job]];
       profile::TuningRecord record = record_of(u, machine_id_, m);
       db_->put(std::span(&record, 1));
@@ -423,7 +419,12 @@ class Tuner {
     phase_ = "single kernels";
     measure(singles);
     phase_ = "library epilogues";
-    measure_with(library_epilogues(unique_), library_only(), false);
+    std::vector<size_t> epilogues = library_epilogues(unique_);
+    auto narrow = std::stable_partition(epilogues.begin(), epilogues.end(), [&](size_t id) {
+      return !profile::narrow_convolution(unique_[id].kernel);
+    });
+    measure_with({epilogues.begin(), narrow}, library_only(), false);
+    measure_with({narrow, epilogues.end()}, profiler_, false);  // Halide's are faster there
     model_key_ = model_key(unique_, options_.write_cost);
     model_.stats.earlier_lazy_s = db_->lazy_seconds(model_key_, machine_id_);
     lazy_start_ = lazy_recorded_ = Clock::now();
@@ -562,8 +563,9 @@ class Tuner {
   std::vector<size_t> unique_of_;    // candidate -> unique kernel
   std::set<size_t> tried_fallback_;  // unique kernels measured again with the fallback alone
   std::set<size_t> unrecheckable_;   // unique kernels whose recheck failed
-  // Kernels known from the database and oneDNN configurations none of their records measured.
-  std::vector<std::pair<size_t, codegen::KernelChoice>> new_configs_;
+  // Kernels known from the database, and a choice none of its records measured.
+  std::vector<size_t> new_config_ids_;
+  std::vector<codegen::KernelChoice> new_configs_;
   std::string phase_;              // for progress lines
   CostEstimate fit_;               // fitted by the last set_costs
   double last_solve_s_ = 0;        // wall time of the last lazy round's solve

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "codegen/dnnl/dnnl_backend.h"
+#include "codegen/halide/halide_backend.h"
 #include "ir/hash.h"
 #include "ir/hash_util.h"
 
@@ -56,17 +57,20 @@ void apply_records(UniqueKernel& u, const std::vector<profile::TuningRecord>& re
   }
 }
 
-std::vector<std::string> unmeasured_dnnl_configs(
+std::vector<codegen::KernelChoice> unmeasured_choices(
     const UniqueKernel& u, const std::vector<profile::TuningRecord>& records) {
-  auto dnnl_worked = [](const profile::TuningRecord& r) { return r.backend == "dnnl" && r.ok; };
-  if (!u.library || std::none_of(records.begin(), records.end(), dnnl_worked)) return {};
-  std::vector<std::string> missing;
-  for (std::string& config : codegen::dnnl_configs(u.kernel)) {
-    bool measured = std::any_of(records.begin(), records.end(), [&](const auto& r) {
-      return r.backend == "dnnl" && r.config == config;
+  auto measured = [&](std::string_view backend, const std::string& config, bool ok_only) {
+    return std::any_of(records.begin(), records.end(), [&](const profile::TuningRecord& r) {
+      return r.backend == backend && (ok_only || r.config == config) && (!ok_only || r.ok);
     });
-    if (!measured) missing.push_back(std::move(config));
-  }
+  };
+  std::vector<codegen::KernelChoice> missing;
+  if (!u.library || !measured("dnnl", "", true)) return missing;
+  for (std::string& config : codegen::dnnl_configs(u.kernel))
+    if (!measured("dnnl", config, false)) missing.push_back({.backend = "dnnl", .config = config});
+  if (profile::narrow_convolution(u.kernel) && !measured("halide", "", false) &&
+      codegen::halide_backend().reject(u.kernel).empty())
+    missing.push_back({.backend = "halide", .config = ""});
   return missing;
 }
 

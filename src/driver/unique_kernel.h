@@ -57,11 +57,12 @@ profile::TuningRecord record_of(const UniqueKernel& u, const std::string& machin
 /// its recheck when it has one (profile::TuningRecord::recheck_us).
 void apply_records(UniqueKernel& u, const std::vector<profile::TuningRecord>& records);
 
-/// The oneDNN configurations (codegen::dnnl_configs) of `u`, a kernel known from the database,
-/// that none of its `records` measured, when oneDNN worked in one of them: those a later orch
-/// offers. Without them a database filled by an older orch would never measure them.
-std::vector<std::string> unmeasured_dnnl_configs(const UniqueKernel& u,
-                                                 const std::vector<profile::TuningRecord>& records);
+/// What `u`, a kernel known from the database, was never measured in and a later orch offers:
+/// oneDNN configurations (codegen::dnnl_configs) when oneDNN worked in one, and Halide's default
+/// schedule when it is a narrow convolution (profile::narrow_convolution) that only oneDNN
+/// measured. Without them a database filled by an older orch would never measure them.
+std::vector<codegen::KernelChoice> unmeasured_choices(
+    const UniqueKernel& u, const std::vector<profile::TuningRecord>& records);
 
 /// Per primitive of `problem`, the fastest measured kernel of it alone, write cost included
 /// (infinite when none works or none was measured yet).

@@ -73,11 +73,23 @@ std::vector<std::string> halide_configs(const Graph& kernel, const schedule::Mac
   return out;
 }
 
+bool narrow_convolution(const Graph& kernel) {
+  constexpr int64_t kNarrow = 8;
+  for (const Node& n : kernel.nodes()) {
+    // A depthwise convolution's output channels are its groups, which oneDNN vectorizes.
+    if (n.op != "prim.Conv" || attr_int(n.attrs, "group", 1) != 1) continue;
+    const Shape& out = kernel.value(n.outputs[0]).type.shape;
+    if (out.size() >= 3 && out[1] < kNarrow) return true;
+  }
+  return false;
+}
+
 std::vector<const codegen::Backend*> accepting_backends(const BackendSet& set,
                                                         const Graph& kernel) {
   std::vector<const codegen::Backend*> out;
   const codegen::Backend* library = set.library_decides;
-  bool library_kind = kernel.num_nodes() == 1 || linear_primitives(kernel) > 1;
+  bool library_kind =
+      (kernel.num_nodes() == 1 || linear_primitives(kernel) > 1) && !narrow_convolution(kernel);
   if (library != nullptr && library_kind && library->reject(kernel).empty()) return {library};
   for (const codegen::Backend* b : set.backends)
     if (b->reject(kernel).empty()) out.push_back(b);

@@ -54,13 +54,21 @@ struct Measurement {
 struct BackendSet {
   std::vector<const codegen::Backend*> backends;
   const codegen::Backend* fallback = nullptr;
-  /// A library whose verdict is final on a kernel of one primitive or of several Linear ones:
-  /// when it accepts, the other backends are not measured. A lone MatMul or Conv is what oneDNN
-  /// is built for, and Halide's register-blocked convolutions are its slowest compiles (5-30 s,
-  /// most of a CNN's tuning time); a chain of convolutions is oneDNN's alone (Halide's schedules
-  /// tile one reduction nest per kernel). Null: every accepting backend is measured.
+  /// A library whose verdict is final on a kernel of one primitive or of several Linear ones
+  /// (narrow convolutions aside): when it accepts, the other backends are not measured. A lone
+  /// MatMul or Conv is what oneDNN is built for, and Halide's register-blocked convolutions are its
+  /// slowest compiles (5-30 s, most of a CNN's tuning time); a chain of convolutions is oneDNN's
+  /// alone (Halide's schedules tile one reduction nest per kernel). Null: every accepting backend
+  /// is measured.
   const codegen::Backend* library_decides = nullptr;
 };
+
+/// Whether `kernel` holds an ungrouped convolution of fewer than 8 output channels. oneDNN
+/// computes output channels in vector blocks (16 with AVX-512) and wastes the rest of the block;
+/// Halide's register block runs along the output row instead. Candy's last convolution (32 -> 3
+/// channels, 9x9, with its bias) took 28.1 ms in oneDNN and 6.4 ms in Halide on one thread of an
+/// AMD EPYC with AVX-512. So the library does not decide these alone.
+bool narrow_convolution(const Graph& kernel);
 
 /// dnnl and halide, with the reference backend as the fallback; dnnl decides single primitives.
 BackendSet default_backends();

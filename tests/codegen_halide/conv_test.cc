@@ -14,6 +14,7 @@ namespace {
 
 using conv_cases::conv_graph;
 using conv_cases::ConvCase;
+using conv_cases::Ints;
 using conv_cases::random_case;
 
 TEST(HalideConv, RandomConvolutions) {
@@ -50,6 +51,24 @@ TEST(HalideConv, DilatedStride2AsymmetricPadsWithEpilogue) {
               .constant_weights = false};
   Graph g = conv_graph(cc, false, 2, true);
   EXPECT_EQ(halide_matches(g, 2), "");
+}
+
+// Fewer than 4 output channels: the register block spans several vectors of each output row
+// (with a tail row of 37 that no whole block covers); unpadded dims read without bounds checks.
+TEST(HalideConv, FewOutputChannelsUnpaddedAndPadded) {
+  for (int64_t m : {1, 2, 3}) {
+    for (bool padded : {false, true}) {
+      for (int64_t width : {37, 232}) {
+        ConvCase cc{.c = 5,
+                    .m = m,
+                    .spatial = {9, width},
+                    .kernel = {3, 5},
+                    .pads = padded ? Ints{1, 2, 1, 2} : Ints{0, 0, 0, 0}};
+        Graph g = conv_graph(cc, false, m, true);
+        EXPECT_EQ(halide_matches(g, m), "") << m << " channels, padded " << padded << ", " << width;
+      }
+    }
+  }
 }
 
 TEST(HalideConv, UnderExplicitSchedules) {

@@ -1,6 +1,7 @@
 // prim.Conv and prim.ConvTranspose as Halide reductions: one RDom over the kernel window
 // (innermost) and the input channels of the output channel's group (outermost); padding reads
-// a clamped coordinate and selects zero outside the input.
+// a clamped coordinate and selects zero outside the input (along the dims where a tap can fall
+// outside it).
 #include "codegen/halide/halide_lower.h"
 #include "ir/error.h"
 
@@ -49,6 +50,7 @@ ConvLowering lower_conv(const Node& n, const Halide::Func& x, const Shape& xs,
   wi[0] = transposed ? channel : out(1);
   wi[1] = transposed ? out(1) % i32(m_per_group) : rc;
   Expr inside = Halide::cast<bool>(true);
+  bool checked = false;  // whether `inside` tests anything
   for (size_t s = 0; s < spatial; ++s) {
     int size = i32(xs[2 + s]);
     Expr i;
@@ -57,13 +59,25 @@ ConvLowering lower_conv(const Node& n, const Halide::Func& x, const Shape& xs,
       Expr num = out(2 + s) + i32(a.pads[s]) - k(s) * i32(a.dilations[s]);
       int stride = i32(a.strides[s]);
       i = num / stride;  // Halide's division by a positive constant floors
-      if (stride > 1) inside = inside && num % stride == 0;
+      if (stride > 1) {
+        inside = inside && num % stride == 0;
+        checked = true;
+      }
     } else {
       i = out(2 + s) * i32(a.strides[s]) + k(s) * i32(a.dilations[s]) - i32(a.pads[s]);
     }
-    inside = inside && i >= 0 && i < size;
-    xi[2 + s] = Halide::clamp(i, 0, size - 1);
     wi[2 + s] = k(s);
+    // A convolution reads inside its input along this dim when its first and last taps do: then
+    // the loads need no clamp and no select (a vector of them stays one dense load).
+    int64_t first = -a.pads[s];
+    int64_t last = (ys[2 + s] - 1) * a.strides[s] + (ws[2 + s] - 1) * a.dilations[s] - a.pads[s];
+    if (!transposed && first >= 0 && last < size) {
+      xi[2 + s] = i;
+      continue;
+    }
+    inside = inside && i >= 0 && i < size;
+    checked = true;
+    xi[2 + s] = Halide::clamp(i, 0, size - 1);
   }
   Expr xv = x(std::vector<Expr>(xi.rbegin(), xi.rend()));
   Expr wv = w(std::vector<Expr>(wi.rbegin(), wi.rend()));
@@ -72,7 +86,8 @@ ConvLowering lower_conv(const Node& n, const Halide::Func& x, const Shape& xs,
   std::vector<Halide::Var> pure(vars.begin(), vars.begin() + static_cast<std::ptrdiff_t>(rank));
   f(pure) = zero;
   std::vector<Expr> lhs(pure.begin(), pure.end());
-  f(lhs) = f(lhs) + Halide::select(inside, xv, zero) * wv;
+  Expr term = checked ? Halide::select(inside, xv, zero) : xv;
+  f(lhs) = f(lhs) + term * wv;
   return {f, r};
 }
 

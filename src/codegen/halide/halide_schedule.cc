@@ -21,6 +21,11 @@ constexpr int kMaxStackUnroll = 32;
 constexpr int64_t kMaxRowTile = 16384;
 // A row reduction's partial results: this many vectors, at most kMaxPartialLanes lanes.
 constexpr int kAccumulators = 4;
+// A linear stage's register block with few rows: this many accumulators, as many FMA chains as
+// keep the FMA units busy. Candy's last convolution (32 -> 3 channels, 9x9) had one accumulator
+// per reduction step, each FMA waiting on the one before: 46.8 ms on two threads against
+// oneDNN's 11.6.
+constexpr int kLinearAccumulators = 8;
 constexpr int kMaxPartialLanes = 32;
 
 std::vector<int64_t> default_tile(const Shape& shape) {
@@ -170,23 +175,35 @@ OutputLoops schedule_output(Func& out, const Shape& shape, std::vector<int64_t> 
   return loops;
 }
 
-// Register block of a linear stage: one vector of the innermost output dim times 4 of `rows`
+// Register block of a linear stage: vectors of the innermost output dim times up to 4 of `rows`
 // (MatMul rows, conv output channels) accumulate in registers while the reduction runs outside.
+// With fewer than 4 rows, all of them times several vectors, kLinearAccumulators in all.
 void register_block(Halide::Stage u, const LoweredValue& lv, const Shape& shape, Var col, Var rows,
                     int64_t rows_extent, int vw, bool root, const std::vector<Var>& vars) {
   size_t r = shape.size();
   bool vec = vw > 1 && shape[r - 1] >= vw;
-  Var ji("ji"), jo("jo"), ii("ii"), io("io");
+  int64_t block_rows = std::min<int64_t>(rows_extent, 4);
+  int64_t vectors = 1;
+  if (vec && block_rows < 4)
+    vectors = std::min((kLinearAccumulators + block_rows - 1) / block_rows, shape[r - 1] / vw);
+  Var ji("ji"), jv("jv"), jo("jo"), ii("ii"), io("io");
   std::vector<Halide::VarOrRVar> order;
-  if (vec) {
+  if (vec && vectors > 1) {
+    // Vectors first, then blocks of them: a block past the row's end is a scalar test of jv.
+    Var jw("jw");
+    u.split(col, jw, ji, vw, TailStrategy::GuardWithIf);
+    u.split(jw, jo, jv, static_cast<int>(vectors), TailStrategy::GuardWithIf);
+    order.emplace_back(ji);
+    order.emplace_back(jv);
+  } else if (vec) {
     u.split(col, jo, ji, vw, TailStrategy::GuardWithIf);
     order.emplace_back(ji);
   } else {
     order.emplace_back(col);
   }
-  bool block = rows_extent >= 4;
+  bool block = block_rows > 1;
   if (block) {
-    u.split(rows, io, ii, 4, TailStrategy::GuardWithIf);
+    u.split(rows, io, ii, static_cast<int>(block_rows), TailStrategy::GuardWithIf);
     order.emplace_back(ii);
   } else {
     order.emplace_back(rows);
@@ -196,6 +213,7 @@ void register_block(Halide::Stage u, const LoweredValue& lv, const Shape& shape,
   if (block) order.emplace_back(io);
   u.reorder(order);
   if (vec) u.vectorize(ji);
+  if (vectors > 1) u.unroll(jv);
   if (block) u.unroll(ii);
   if (root && r >= 3 && shape[0] > 1)
     u.parallel(vars[r - 1]);
