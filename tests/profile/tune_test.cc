@@ -1,5 +1,6 @@
 // Tuning a model: the plan is valid, a second tune measures nothing, the BLP's costs carry the
 // write cost, oneDNN's epilogue kernels and convolution chains are measured before the lazy rounds,
+// narrow convolutions with Halide too,
 // `kill -9` during `orch tune` loses nothing stored (a rerun measures only what is missing, as it
 // does oneDNN configurations the database lacks), a spent search budget is not spent again, and
 // the plan's kernels are rechecked once, a kernel chosen for a lucky first time included.
@@ -282,6 +283,39 @@ TEST_F(TuneTest, ConfigurationsTheDatabaseLacksAreMeasuredAlone) {
   EXPECT_EQ(second.stats.measured, 0);
   EXPECT_EQ(second.stats.measurements, deleted);
   EXPECT_EQ(dnnl_records(false), stored);
+  EXPECT_EQ(check_plan(second.problem, second.plan), "");
+}
+
+// A narrow convolution (3 output channels) is measured with Halide besides oneDNN, and a
+// database holding only its oneDNN records gets Halide's default schedule measured, alone.
+TEST_F(TuneTest, NarrowConvolutionsAreMeasuredWithHalideToo) {
+  std::string weights;
+  for (int i = 0; i < 3 * 8 * 3 * 3; ++i) weights += fmt::format("{}{}", i ? ", " : "", i % 7 - 3);
+  std::string text = "graph narrow(%x: f32[1,8,20,40]) {\n  const %w = f32[3,8,3,3]{" + weights +
+                     "}\n  %y: f32[1,3,18,38] = Conv(%x, %w) {pads = [0, 0, 0, 0]}\n"
+                     "  return %y\n}\n";
+  Graph graph = model("narrow.orch.txt", text.c_str());
+  driver::TuneOptions o = options();
+  auto halide_defaults = [&] {
+    int n = 0;
+    for (const profile::TuningRecord& r : profile::TuningDb(o.db_path).all())
+      n += r.backend == "halide" && r.config.empty() && r.ok;
+    return n;
+  };
+  driver::TunedModel first = driver::tune_model(graph, o);
+  ASSERT_EQ(first.stats.unique, 1);
+  EXPECT_EQ(halide_defaults(), 1) << "the lone convolution is not left to oneDNN";
+
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(o.db_path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(
+      sqlite3_exec(db, "DELETE FROM records WHERE backend = 'halide'", nullptr, nullptr, nullptr),
+      SQLITE_OK);
+  sqlite3_close(db);
+  driver::TunedModel second = driver::tune_model(graph, o);
+  EXPECT_EQ(second.stats.measured, 0);
+  EXPECT_EQ(second.stats.measurements, 1);
+  EXPECT_EQ(halide_defaults(), 1);
   EXPECT_EQ(check_plan(second.problem, second.plan), "");
 }
 
