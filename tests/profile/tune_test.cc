@@ -1,9 +1,9 @@
 // Tuning a model: the plan is valid, a second tune measures nothing, the BLP's costs carry the
-// write cost, oneDNN's epilogue kernels and convolution chains are measured before the lazy rounds,
-// narrow convolutions with Halide too,
-// `kill -9` during `orch tune` loses nothing stored (a rerun measures only what is missing, as it
-// does oneDNN configurations the database lacks), a spent search budget is not spent again, and
-// the plan's kernels are rechecked once, a kernel chosen for a lucky first time included.
+// write cost, oneDNN's epilogue kernels and convolution chains are measured before the lazy rounds
+// (narrow convolutions with Halide too), `kill -9` during `orch tune` loses nothing stored (a
+// rerun measures only what is missing, as it does choices the database lacks), a spent search
+// budget is not spent again, and the plan's kernels are rechecked once, a kernel chosen for a
+// lucky first time included.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
