@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "codegen/dnnl/dnnl_backend.h"
 #include "driver/backend_check.h"
 #include "ir/error.h"
 #include "ir/op_registry.h"
@@ -27,6 +28,14 @@ bool injective(const Graph& g, const KernelRange& r) {
       return false;
   }
   return true;
+}
+
+bool has_linear(const Graph& g, const KernelRange& r) {
+  for (int v = r.begin; v < r.end; ++v) {
+    const OpSchema* schema = find_op(g.node(v).op);
+    if (schema != nullptr && schema->category == Category::Linear) return true;
+  }
+  return false;
 }
 
 bool reads_from(const Graph& g, const KernelRange& consumer, const KernelRange& producer) {
@@ -90,6 +99,12 @@ std::vector<KernelRange> greedy_kernels(const Graph& g, std::span<const NodeId> 
   std::vector<bool> graph_output(g.num_values(), false);
   for (ValueId v : g.outputs()) graph_output[v] = true;
   const KernelCheck generable = backend_check(g);
+  // A kernel with a MatMul or convolution takes an operator only as oneDNN post-ops. TVM fuses
+  // an injective tail into a convolution and keeps the convolution's own schedule; here only
+  // oneDNN's are library-grade, and with any tail Halide would take the convolution: Candy's
+  // greedy module ran at 185 ms on one thread that way, its one-kernel-per-operator one at 122.
+  const KernelCheck library =
+      kernel_check(g, [](const Graph& kernel) { return codegen::dnnl_backend().reject(kernel); });
 
   std::vector<KernelRange> kernels;
   for (const KernelRange& op : operator_kernels(origin)) {
@@ -97,7 +112,8 @@ std::vector<KernelRange> greedy_kernels(const Graph& g, std::span<const NodeId> 
       const KernelRange merged{kernels.back().begin, op.end};
       std::vector<int> members(merged.end - merged.begin);
       for (int i = 0; i < merged.end - merged.begin; ++i) members[i] = merged.begin + i;
-      if (generable(members, range_outputs(g, readers, graph_output, merged)).empty()) {
+      const KernelCheck& check = has_linear(g, merged) ? library : generable;
+      if (check(members, range_outputs(g, readers, graph_output, merged)).empty()) {
         kernels.back() = merged;
         continue;
       }

@@ -5,7 +5,8 @@
 //   greedy:   rule-based fusion in the style of TVM's FuseOps: an operator made only of
 //             elementwise, broadcast and layout primitives (injective) joins the kernel of the
 //             operator right before it when it reads that kernel's result and a backend can
-//             generate the union; everything else starts a new kernel.
+//             generate the union (oneDNN, as post-ops, when the kernel holds a MatMul or a
+//             convolution); everything else starts a new kernel.
 // Both need the fission report's origin (primitive -> operator), so they apply to the primitive
 // graph before any rewrite.
 #pragma once

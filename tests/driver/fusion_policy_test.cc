@@ -56,6 +56,23 @@ TEST(FusionPolicy, GreedyFusesInjectiveOperatorsIntoTheirProducer) {
   EXPECT_EQ(first_origins(f, kernels), (std::vector<NodeId>{0, 3}));
 }
 
+// A MatMul's kernel takes its bias Add (a oneDNN post-op) but not the Sin after it, which only
+// Halide could fuse: the MatMul stays oneDNN's.
+TEST(FusionPolicy, GreedyFusesIntoALinearKernelOnlyWhatOneDnnTakes) {
+  Fissioned f;
+  f.graph = fission::fission(parse_graph(R"(graph g(%x: f32[4,8]) {
+  const %w = f32[8,2]{1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0}
+  const %b = f32[2]{0.5, -0.5}
+  %h: f32[4,2] = MatMul(%x, %w)
+  %hb: f32[4,2] = Add(%h, %b)
+  %y: f32[4,2] = Sin(%hb)
+  return %y
+})"),
+                             {}, &f.report);
+  EXPECT_EQ(first_origins(f, greedy_kernels(f.graph, f.report.origin)),
+            (std::vector<NodeId>{0, 2}));
+}
+
 TEST(FusionPolicy, RestrictedIdentificationKeepsExactlyTheKernels) {
   Fissioned f = fissioned();
   for (bool greedy : {false, true}) {
