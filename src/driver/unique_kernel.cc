@@ -59,16 +59,18 @@ void apply_records(UniqueKernel& u, const std::vector<profile::TuningRecord>& re
 
 std::vector<codegen::KernelChoice> unmeasured_choices(
     const UniqueKernel& u, const std::vector<profile::TuningRecord>& records) {
-  auto measured = [&](std::string_view backend, const std::string& config, bool ok_only) {
+  auto measured = [&](std::string_view backend, const std::string& config) {
     return std::any_of(records.begin(), records.end(), [&](const profile::TuningRecord& r) {
-      return r.backend == backend && (ok_only || r.config == config) && (!ok_only || r.ok);
+      return r.backend == backend && r.config == config;
     });
   };
+  bool dnnl_worked = std::any_of(records.begin(), records.end(),
+                                 [](const auto& r) { return r.backend == "dnnl" && r.ok; });
   std::vector<codegen::KernelChoice> missing;
-  if (!u.library || !measured("dnnl", "", true)) return missing;
+  if (!u.library || !dnnl_worked) return missing;
   for (std::string& config : codegen::dnnl_configs(u.kernel))
-    if (!measured("dnnl", config, false)) missing.push_back({.backend = "dnnl", .config = config});
-  if (profile::narrow_convolution(u.kernel) && !measured("halide", "", false) &&
+    if (!measured("dnnl", config)) missing.push_back({.backend = "dnnl", .config = config});
+  if (profile::narrow_convolution(u.kernel) && !measured("halide", "") &&
       codegen::halide_backend().reject(u.kernel).empty())
     missing.push_back({.backend = "halide", .config = ""});
   return missing;

@@ -478,17 +478,18 @@ std::unique_ptr<Kernel> compile(const Graph& kernel) {
   return dnnl_compile(kernel, "");
 }
 
-// Whether every convolution stage has an implementation in `config` and some stage's layouts
-// differ from those oneDNN picks (else the configuration would measure the same kernel twice).
-bool changes_layouts(const Graph& kernel, const std::vector<LinearPlan>& stages, Config config) {
+// Whether every stage has an implementation in `config` and some stage's layouts differ from
+// `picked`, those oneDNN picks (else the configuration would measure the same kernel twice).
+bool changes_layouts(const Graph& kernel, const std::vector<LinearPlan>& stages,
+                     const std::vector<Built>& picked, Config config) {
   bool differs = false;
   try {
-    for (const LinearPlan& stage : stages) {
-      UserDescs user = user_descs(kernel, stage);
+    for (size_t s = 0; s < stages.size(); ++s) {
+      const LinearPlan& stage = stages[s];
       bool constant_weights = kernel.value(stage.weights.source).is_constant();
-      Built picked = build(kernel, stage, user, constant_weights, {}, false);
-      Built other = build(kernel, stage, user, constant_weights, config, false);
-      differs = differs || picked.src != other.src || picked.dst != other.dst;
+      Built other =
+          build(kernel, stage, user_descs(kernel, stage), constant_weights, config, false);
+      differs = differs || picked[s].src != other.src || picked[s].dst != other.dst;
     }
   } catch (const dnnl::error&) {
     return false;  // no implementation in that layout
@@ -536,11 +537,20 @@ std::vector<std::string> dnnl_configs(const Graph& kernel) {
     }
     return {std::string(kTransposedWeights)};
   }
+  std::vector<Built> picked;
+  try {
+    for (const LinearPlan& stage : stages)
+      picked.push_back(build(kernel, stage, user_descs(kernel, stage),
+                             kernel.value(stage.weights.source).is_constant(), {}, false));
+  } catch (const dnnl::error&) {
+    return {};
+  }
   std::vector<std::string> configs;
   // A chain exists to keep oneDNN's layouts between its stages: the plain layout would undo it.
-  if (stages.size() == 1 && changes_layouts(kernel, stages, {.plain = true}))
+  if (stages.size() == 1 && changes_layouts(kernel, stages, picked, {.plain = true}))
     configs.emplace_back(kPlainLayout);
-  if (changes_layouts(kernel, stages, {.blocked = true})) configs.emplace_back(kBlockedLayout);
+  if (changes_layouts(kernel, stages, picked, {.blocked = true}))
+    configs.emplace_back(kBlockedLayout);
   return configs;
 }
 
