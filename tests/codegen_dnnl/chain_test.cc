@@ -1,6 +1,8 @@
 // Chains of convolutions in one oneDNN kernel: each stage reads the one before through its
 // epilogue alone, the activations between stages stay in the layouts oneDNN picks, and anything
 // else (a MatMul, an intermediate read twice) is refused with a reason.
+#include <thread>
+
 #include "../common/conv_cases.h"
 #include "dnnl_test_util.h"
 
@@ -62,6 +64,29 @@ TEST(DnnlChain, ActivationsStayBlockedBetweenStages) {
   DnnlStageTimes times = time_dnnl_stages(n.g, inputs, 2);
   EXPECT_EQ(times.reorders, 2);
   EXPECT_GT(times.primitive_s, 0);
+}
+
+// Every oneDNN kernel a thread runs keeps its reordered activations (3x3 convolutions of 16 and
+// 32 channels run channel-blocked) and a chain's intermediates in that thread's one scratch area: a
+// larger kernel grows it between two runs of a smaller one, and another thread runs the same kernel
+// in a scratch of its own.
+TEST(DnnlChain, KernelsSharingAThreadsScratchMatchTheInterpreter) {
+  auto chain = [](int64_t channels, int64_t size) {
+    Net n;
+    ValueId x = n.input({1, channels, size, size});
+    ValueId a = n.ew("relu", {conv(n, x, channels, k3x3, 1)});
+    n.b.output(conv(n, a, channels, k3x3, 2));
+    return n.g;
+  };
+  Graph small = chain(16, 12), large = chain(32, 40);
+  std::unique_ptr<Kernel> a = dnnl_compile(small, "");
+  std::unique_ptr<Kernel> b = dnnl_compile(large, "");
+  expect_run_matches_interpreter(small, *a, 1);
+  expect_run_matches_interpreter(large, *b, 2);
+  expect_run_matches_interpreter(small, *a, 3);
+  std::thread other([&] { expect_run_matches_interpreter(large, *b, 4); });
+  other.join();
+  expect_run_matches_interpreter(large, *b, 5);
 }
 
 TEST(DnnlChain, IntermediateReadTwiceIsRefused) {

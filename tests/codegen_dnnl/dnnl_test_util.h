@@ -84,28 +84,31 @@ inline double tolerance(double reference) {
   return 1e-4 + 1e-4 * std::abs(reference);
 }
 
+/// One run of `kernel`, compiled from `g`, matches the interpreter on inputs drawn from `seed`.
+inline void expect_run_matches_interpreter(const Graph& g, Kernel& kernel, uint64_t seed) {
+  std::vector<Tensor> inputs = interp::random_inputs(g, seed);
+  std::vector<Tensor> expected = interp::interpret(g, inputs);
+  const TensorType& t = g.value(g.outputs()[0]).type;
+  Tensor out(t.dtype, t.shape);
+  kernel.run(inputs, std::span<Tensor>(&out, 1));
+  const float* got = out.data<float>();
+  int bad = 0;
+  for (int64_t i = 0; i < out.numel() && bad < 5; ++i) {
+    double want = expected[0].get(i);
+    if (!(std::abs(got[i] - want) <= tolerance(want))) {
+      ADD_FAILURE() << "element " << i << ": got " << got[i] << ", want " << want;
+      ++bad;
+    }
+  }
+}
+
 /// The backend accepts `g`, and its kernel (run twice, in `config`) matches the interpreter.
 inline void expect_matches_interpreter(const Graph& g, uint64_t seed,
                                        const std::string& config = "") {
   SCOPED_TRACE(print_graph(g) + " config '" + config + "'");
   ASSERT_EQ(dnnl_backend().reject(g), "");
   std::unique_ptr<Kernel> kernel = dnnl_compile(g, config);
-  for (int run = 0; run < 2; ++run) {
-    std::vector<Tensor> inputs = interp::random_inputs(g, seed + run);
-    std::vector<Tensor> expected = interp::interpret(g, inputs);
-    const TensorType& t = g.value(g.outputs()[0]).type;
-    Tensor out(t.dtype, t.shape);
-    kernel->run(inputs, std::span<Tensor>(&out, 1));
-    const float* got = out.data<float>();
-    int bad = 0;
-    for (int64_t i = 0; i < out.numel() && bad < 5; ++i) {
-      double want = expected[0].get(i);
-      if (!(std::abs(got[i] - want) <= tolerance(want))) {
-        ADD_FAILURE() << "element " << i << ": got " << got[i] << ", want " << want;
-        ++bad;
-      }
-    }
-  }
+  for (int run = 0; run < 2; ++run) expect_run_matches_interpreter(g, *kernel, seed + run);
 }
 
 inline int64_t pick(std::mt19937& rng, int64_t lo, int64_t hi) {

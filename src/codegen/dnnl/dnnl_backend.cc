@@ -14,6 +14,7 @@
 #include <dnnl.hpp>
 
 #include "codegen/dnnl/dnnl_plan.h"
+#include "codegen/dnnl/dnnl_scratch.h"
 #include "ir/error.h"
 
 namespace orch::codegen {
@@ -277,16 +278,18 @@ UserDescs user_descs(const Graph& kernel, const LinearPlan& plan) {
 }
 
 // A tensor the primitive reads or writes, with the reorder between the user's layout and the
-// primitive's when they differ.
+// primitive's when they differ, into a transient buffer or, without `transients`, one of its own.
 struct Port {
   memory user;
   std::optional<memory> internal;
   std::optional<dnnl::reorder> reorder;
 
-  Port(const memory::desc& user_desc, const memory::desc& prim_desc, bool into_primitive) {
+  Port(const memory::desc& user_desc, const memory::desc& prim_desc, bool into_primitive,
+       DnnlTransients* transients) {
     user = memory(user_desc, cpu_engine(), static_cast<void*>(nullptr));
     if (user_desc == prim_desc) return;
-    internal = memory(prim_desc, cpu_engine());
+    internal = transients != nullptr ? transients->add(prim_desc, cpu_engine())
+                                     : memory(prim_desc, cpu_engine());
     reorder = into_primitive ? dnnl::reorder(user, *internal) : dnnl::reorder(*internal, user);
   }
   const memory& primitive_side() const { return internal ? *internal : user; }
@@ -338,21 +341,23 @@ class DnnlKernel final : public Kernel {
       Built built = build(kernel_, stage.plan, user, stage.constant_weights, config, true);
       stage.primitive = built.primitive;
       if (s == 0) {
-        src_.emplace(user.src, built.src, true);
+        src_.emplace(user.src, built.src, true, &transients_);
         stage.src = src_->primitive_side();
       } else if (const memory& previous = stages_[s - 1].dst; previous.get_desc() == built.src) {
         stage.src = previous;
       } else {
-        stage.src = memory(built.src, cpu_engine());
+        stage.src = transients_.add(built.src, cpu_engine());
         stage.from_previous = dnnl::reorder(previous, stage.src);
       }
       if (s + 1 == plans.size()) {
-        dst_.emplace(user.dst, built.dst, false);
+        dst_.emplace(user.dst, built.dst, false, &transients_);
         stage.dst = dst_->primitive_side();
       } else {
-        stage.dst = memory(built.dst, cpu_engine());
+        stage.dst = transients_.add(built.dst, cpu_engine());
       }
-      stage.weights.emplace(user.weights, built.weights, true);
+      // Constant weights are reordered once, into a buffer of their own.
+      stage.weights.emplace(user.weights, built.weights, true,
+                            stage.constant_weights ? nullptr : &transients_);
       for (const PostOp& op : stage.plan.post_ops)
         if (op.binary())
           stage.binary.emplace_back(view_desc(op.other), cpu_engine(), static_cast<void*>(nullptr));
@@ -376,6 +381,7 @@ class DnnlKernel final : public Kernel {
   void run_timed(std::span<const Tensor> inputs, std::span<Tensor> outputs, DnnlStageTimes* times) {
     check_args(inputs, outputs);
     Stopwatch watch(stream_, times);
+    transients_.bind();
     int reorders = 0;
     src_->user.set_data_handle(data_of(stages_.front().plan.src.source, inputs));
     if (src_->reorder) {
@@ -455,6 +461,7 @@ class DnnlKernel final : public Kernel {
   dnnl::stream stream_{cpu_engine()};
   std::vector<Stage> stages_;
   std::optional<Port> src_, dst_;  // into the first stage, out of the last
+  DnnlTransients transients_;
 };
 
 std::string reject(const Graph& kernel) {
