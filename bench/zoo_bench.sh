@@ -6,7 +6,10 @@
 # names the CPU (model, vector ISA, cores).
 #
 #   bench/zoo_bench.sh [BUILD_DIR]
-#   ORCH_BENCH_MODELS="candy vit-b16-layer"  models (default: every zoo model)
+#   ORCH_BENCH_MODELS="candy segformer-b0:16"  models, each NAME or NAME:BATCH (default: every
+#                             zoo model at batch 1, and Segformer-B0 at batch 16 too: the
+#                             Korch paper's case where greedy fusion loses); rows and folders
+#                             of batch B > 1 are named NAME-bB
 #   ORCH_BENCH_SIZE=64                         input size for every model (default: published)
 #   ORCH_BENCH_THREADS="1 2"  ORCH_BENCH_RUNS=30  timed runs per cell, after warm-up
 #   ORCH_BENCH_ROUNDS=3       runners take turns in this many rounds of ceil(RUNS/ROUNDS) runs
@@ -31,7 +34,7 @@ rounds_per_cell=${ORCH_BENCH_ROUNDS:-3}
 }
 runs_per_round=$(((runs + rounds_per_cell - 1) / rounds_per_cell))
 thread_counts=${ORCH_BENCH_THREADS:-"1 2"}
-models=${ORCH_BENCH_MODELS:-$("$orch" zoo list | awk 'NR > 1 && $1 != "" {print $1}')}
+models=${ORCH_BENCH_MODELS:-"$("$orch" zoo list | awk 'NR > 1 && $1 != "" {print $1}') segformer-b0:16"}
 size_flag=()
 [ -n "${ORCH_BENCH_SIZE:-}" ] && size_flag=(--size "$ORCH_BENCH_SIZE")
 read -r -a optimize_flags <<<"${ORCH_BENCH_OPTIMIZE_FLAGS:-}"
@@ -95,11 +98,20 @@ module_field() {  # MODULE_DIR PYTHON_EXPRESSION_OF_m
   /usr/bin/python3 -c "import json,sys; m=json.load(open(sys.argv[1]+'/manifest.json')); print($2)" "$1"
 }
 
-for model in $models; do
+for entry in $models; do
+  zoo_name=${entry%%:*}
+  batch=1
+  [[ "$entry" == *:* ]] && batch=${entry#*:}
+  [[ "$batch" =~ ^[1-9][0-9]*$ ]] || {
+    echo "bad batch in ORCH_BENCH_MODELS entry '$entry' (NAME or NAME:BATCH)" >&2
+    exit 2
+  }
+  model=$zoo_name
+  [ "$batch" -gt 1 ] && model="$zoo_name-b$batch"
   dir="$work/$model"
   mkdir -p "$dir/ort"
   echo "== $model" >&2
-  "$orch" zoo build "$model" "${size_flag[@]}" -o "$dir/model.onnx" >&2
+  "$orch" zoo build "$zoo_name" --batch "$batch" "${size_flag[@]}" -o "$dir/model.onnx" >&2
   "$orch" fission "$dir/model.onnx" -o "$dir/primitives.onnx" >&2
   # Full first: its tuning time is then that of a cold database (the baselines' kernels differ).
   # `modules` holds the module directories that were built (relative to $dir).
