@@ -7,7 +7,8 @@
 // time, so compiles overlap but timings never do. Each result travels back as one line as soon
 // as it is known. A child that dies by a signal yields "crashed: SIGSEGV" for the backend it was
 // working on; one that outlives its timeout (counted while it compiles, and again while it holds
-// the token) is killed and yields "timeout after 10 s".
+// the token; not while the reference interpreter computes the outputs to check against) is
+// killed and yields "timeout after 10 s".
 //
 // Children are forked without exec, so they inherit the caller's memory (the kernel graphs and
 // the backends, test backends included). The caller must not have initialized Halide's or

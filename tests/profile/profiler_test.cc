@@ -8,10 +8,14 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <ctime>
 #include <limits>
 #include <map>
 
+#include "codegen/dnnl/dnnl_backend.h"
 #include "codegen/reference_backend.h"
+#include "interp/interpreter.h"
+#include "interp/random_inputs.h"
 #include "ir/text_format.h"
 #include "profile/measure.h"
 #include "profile/profiler.h"
@@ -124,6 +128,33 @@ TEST(Profiler, SpinningKernelHitsTheCpuLimit) {
   profile_kernels(kernels, options, [&](size_t, std::vector<Measurement> m) { result = m; });
   ASSERT_EQ(result.size(), 1u);
   EXPECT_EQ(result[0].reason, "timeout after 0.5 s of CPU time");
+}
+
+// The reference interpreter that checks a kernel is not what the timeouts are for: a MatMul
+// that the interpreter takes longer than the CPU timeout to compute (on large tensors it is
+// orders of magnitude slower than a backend) is still measured with oneDNN.
+TEST(Profiler, TheReferenceInterpreterIsNotCountedAgainstTheTimeout) {
+  Graph g = parse_graph(R"(graph main(%a: f32[2048,2048], %b: f32[2048,2048]) {
+  %m: f32[2048,2048] = prim.MatMul(%a, %b)
+  return %m
+})");
+  ProfilerOptions options{.jobs = 1, .timeout_s = 1.5, .wall_timeout_s = 60};
+  options.measure.budget_ms = 1;
+  options.measure.min_runs = 1;
+  options.measure.threads = 1;  // CPU time = wall time: oneDNN's check and run take ~0.5 s
+  options.backends = {.backends = {&codegen::dnnl_backend()}};
+  std::clock_t start = std::clock();
+  interp::interpret(g, interp::random_inputs(g, options.measure.seed));
+  double interpreter_s = static_cast<double>(std::clock() - start) / CLOCKS_PER_SEC;
+  ASSERT_GT(interpreter_s, 1.5 * options.timeout_s) << "the premise: the interpreter outlasts it";
+  std::vector<const Graph*> kernels{&g};
+  std::vector<Measurement> result;
+  profile_kernels(kernels, options, [&](size_t, std::vector<Measurement> m) { result = m; });
+  ASSERT_FALSE(result.empty());
+  for (const Measurement& m : result) {  // one per configuration
+    EXPECT_TRUE(m.ok) << m.config << ": " << m.reason;
+    EXPECT_EQ(m.backend, "dnnl");
+  }
 }
 
 // A caller's budget: a kernel started before start_by finishes and is reported (the hanging
