@@ -6,9 +6,10 @@
 // parent for the timing token over its socket; the parent hands the token to one child at a
 // time, so compiles overlap but timings never do. Each result travels back as one line as soon
 // as it is known. A child that dies by a signal yields "crashed: SIGSEGV" for the backend it was
-// working on; one that outlives its timeout (counted while it compiles, and again while it holds
-// the token; not while the reference interpreter computes the outputs to check against) is
-// killed and yields "timeout after 10 s".
+// working on; one that outlives its timeout (the wall clock counted while it compiles, and again
+// while it holds the token; CPU time per backend configuration's compile and check, and again per
+// its timing; the reference interpreter that computes the outputs to check against has its own,
+// longer limit) is killed and yields "timeout after 10 s".
 //
 // Children are forked without exec, so they inherit the caller's memory (the kernel graphs and
 // the backends, test backends included). The caller must not have initialized Halide's or
@@ -29,7 +30,7 @@ namespace orch::profile {
 
 struct ProfilerOptions {
   int jobs = 0;               // children at once; 0: the number of cores
-  double timeout_s = 30;      // CPU seconds per child (all its threads)
+  double timeout_s = 30;      // CPU seconds per configuration's compile, or timing (all threads)
   double wall_timeout_s = 0;  // per phase (compile, timing); 0: ten times timeout_s
   MeasureOptions measure;
   int halide_configs = 1;     // tile-search configurations measured besides Halide's default

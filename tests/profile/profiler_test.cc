@@ -157,6 +157,29 @@ TEST(Profiler, TheReferenceInterpreterIsNotCountedAgainstTheTimeout) {
   }
 }
 
+// Two backends whose compiles each spend 0.6 s of CPU time: under a 1 s timeout both are
+// measured, since the timeout counts each configuration's compile apart (together they would
+// have outlasted it).
+std::unique_ptr<codegen::Kernel> compile_slowly(const Graph& g) {
+  std::clock_t start = std::clock();
+  while (static_cast<double>(std::clock() - start) / CLOCKS_PER_SEC < 0.6) {
+  }
+  return codegen::reference_backend().compile(g);
+}
+TEST(Profiler, TheCpuTimeoutCountsEachConfigurationApart) {
+  const codegen::Backend first{"first", accept, compile_slowly};
+  const codegen::Backend second{"second", accept, compile_slowly};
+  Graph g = add_graph(16);
+  std::vector<const Graph*> kernels{&g};
+  ProfilerOptions options{.jobs = 1, .timeout_s = 1, .wall_timeout_s = 60};
+  options.measure.budget_ms = 1;
+  options.backends = {.backends = {&first, &second}};
+  std::vector<Measurement> result;
+  profile_kernels(kernels, options, [&](size_t, std::vector<Measurement> m) { result = m; });
+  ASSERT_EQ(result.size(), 2u);
+  for (const Measurement& m : result) EXPECT_TRUE(m.ok) << m.backend << ": " << m.reason;
+}
+
 // A caller's budget: a kernel started before start_by finishes and is reported (the hanging
 // one, killed at its timeout after the deadline), and no kernel starts after it.
 TEST(Profiler, NoKernelStartsAfterTheDeadline) {

@@ -119,8 +119,9 @@ void add_tune_options(CLI::App& cmd, TuneArgs& args) {
   cmd.add_option("--budget-ms", args.options.budget_ms, "Timed runs per kernel (default 20 ms)");
   cmd.add_option(
       "--timeout", args.options.timeout_s,
-      "CPU seconds per kernel before it counts as hung (default 30; wall clock: ten times), "
-      "besides the reference interpreter's run that checks it (up to 40 times as long)");
+      "CPU seconds a backend configuration may spend compiling a kernel, and again timing it, "
+      "before it counts as hung (default 30; wall clock: ten times; the reference "
+      "interpreter's run that checks the kernel: 40 times)");
   cmd.add_option("--max-rounds", args.options.max_rounds,
                  "Lazy rounds before settling for the measured kernels (default 30)");
   cmd.add_option(
