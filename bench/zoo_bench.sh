@@ -9,8 +9,9 @@
 #   ORCH_BENCH_MODELS="candy segformer-b0:16"  models, each NAME or NAME:BATCH (default: every
 #                             zoo model at batch 1); rows and folders of batch B > 1 are named
 #                             NAME-bB. Segformer-B0 at batch 16 (the Korch paper's case where
-#                             greedy fusion loses) does not tune yet: its largest kernels time
-#                             out in measurement (the open benchmark issue says why)
+#                             greedy fusion loses) has not tuned through yet: its largest
+#                             kernels timed out in measurement (the open benchmark issue says
+#                             why and what was mended)
 #   ORCH_BENCH_SIZE=64                         input size for every model (default: published)
 #   ORCH_BENCH_THREADS="1 2"  ORCH_BENCH_RUNS=30  timed runs per cell, after warm-up
 #   ORCH_BENCH_ROUNDS=3       runners take turns in this many rounds of ceil(RUNS/ROUNDS) runs
