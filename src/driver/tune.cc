@@ -66,6 +66,7 @@ class Tuner {
       std::iota(stored.begin(), stored.end(), size_t{0});
       phase_ = "fallbacks";
       measure_fallbacks(stored);
+      report_unworkable(stored);
       phase_ = "new configurations";
       measure_new_configs();
     }
@@ -153,16 +154,35 @@ class Tuner {
     return library ? KernelKind::library_compute : KernelKind::generated_compute;
   }
 
-  // Measures `ids` (unique kernels), storing each result as soon as it arrives. A kernel a plan
-  // cannot do without (a single primitive, or any kernel of a fixed policy) whose generators all
-  // failed (a compile that hit the timeout kills its child before the fallback runs) is measured
-  // again with the fallback alone: the plan must exist, slow or not.
+  // A kernel a plan cannot do without: a single primitive, or any kernel of a fixed policy.
+  bool needed(const UniqueKernel& u) const {
+    return u.primitives == 1 || !options_.fixed_kernels.empty();
+  }
+
+  // Measures `ids` (unique kernels), storing each result as soon as it arrives. A needed kernel
+  // whose generators all failed (a compile that hit the timeout kills its child before the
+  // fallback runs) is measured again with the fallback alone: the plan must exist, slow or not.
   void measure(const std::vector<size_t>& ids,
                Clock::time_point start_by = Clock::time_point::max()) {
     profile::ProfilerOptions profiler = profiler_;
     profiler.start_by = start_by;
     measure_with(ids, profiler, false);
     measure_fallbacks(ids);
+    report_unworkable(ids);
+  }
+
+  // A needed kernel failed on every backend: the plan is infeasible unless a fused kernel computes
+  // it. Said at once, not when the search ends (Segformer-B0 at batch 16 took 53 minutes to say
+  // "infeasible" when its largest kernels timed out); a fixed policy has no other kernel for it.
+  void report_unworkable(const std::vector<size_t>& ids) {
+    for (size_t id : ids) {
+      const UniqueKernel& u = unique_[id];
+      if (!needed(u) || !u.known || u.cost_us < kInfinity || !warned_.insert(id).second) continue;
+      std::string why = fmt::format(
+          "{} failed on every backend ({}; raise --timeout if it timed out)", u.label, u.failure);
+      check(options_.fixed_kernels.empty(), "kernel {}", why);
+      if (options_.warning) options_.warning(why + ": the plan needs a fused kernel that does not");
+    }
   }
 
   void measure_fallbacks(const std::vector<size_t>& ids) {
@@ -171,8 +191,7 @@ class Tuner {
     std::vector<size_t> retry;
     for (size_t id : ids) {
       const UniqueKernel& u = unique_[id];
-      bool needed = u.primitives == 1 || !options_.fixed_kernels.empty();
-      if (needed && u.known && u.cost_us == kInfinity && !tried_fallback_.contains(id))
+      if (needed(u) && u.known && u.cost_us == kInfinity && !tried_fallback_.contains(id))
         retry.push_back(id);
     }
     if (retry.empty()) return;
@@ -475,32 +494,14 @@ class Tuner {
       model_.plan = orchestrate(model_.problem, solve_options());
   }
 
-  // No measurement: estimated costs and the first accepting backend (TuneOptions::analytic).
+  // No measurement (TuneOptions::analytic): estimated costs, the target GPU's for CUDA.
   void plan_analytically() {
-    if (options_.target == Target::cuda) return plan_for_gpu();
-    profile::BackendSet backends = profile::default_backends();
-    for (UniqueKernel& u : unique_) {
-      u.known = true;
-      u.cost_us = u.bound_us + options_.analytic_call_us;
-      u.choice = {
-          .backend = std::string(profile::accepting_backends(backends, u.kernel).front()->name),
-          .config = "",
-          .cost_us = u.cost_us};
-    }
-    model_.stats.converged = false;
-    set_costs(Unknown::excluded);
-    model_.plan = orchestrate(model_.problem, solve_options());
-  }
-
-  // Analytic CUDA costs (cuda_cost_us) on the target GPU; every kernel generated as CUDA C.
-  void plan_for_gpu() {
-    std::string rejected = cuda_single_rejects(model_.graph);
-    check(rejected.empty(), "the CUDA generator cannot compile this model: {}", rejected);
-    schedule::GpuMachine gpu = target_gpu(options_.gpu);
-    for (UniqueKernel& u : unique_) {
-      u.known = true;
-      u.cost_us = cuda_cost_us(u.kernel, gpu);
-      u.choice = {.backend = "cuda", .config = "", .cost_us = u.cost_us};
+    if (options_.target == Target::cuda) {
+      std::string rejected = cuda_single_rejects(model_.graph);
+      check(rejected.empty(), "the CUDA generator cannot compile this model: {}", rejected);
+      cost_on_gpu(unique_, target_gpu(options_.gpu));
+    } else {
+      cost_analytically(unique_, options_.analytic_call_us);
     }
     model_.stats.converged = false;
     set_costs(Unknown::excluded);
@@ -561,6 +562,7 @@ class Tuner {
   profile::ProfilerOptions profiler_;
   std::vector<UniqueKernel> unique_;
   std::vector<size_t> unique_of_;    // candidate -> unique kernel
+  std::set<size_t> warned_;          // unique kernels report_unworkable told of
   std::set<size_t> tried_fallback_;  // unique kernels measured again with the fallback alone
   std::set<size_t> unrecheckable_;   // unique kernels whose recheck failed
   // Kernels known from the database, and a choice none of its records measured.

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "candidates/candidates.h"
@@ -95,6 +96,7 @@ struct TuneOptions {
   /// kernel identification's candidates.
   std::vector<KernelRange> fixed_kernels;
   std::function<void(const TuneProgress&)> progress;  // null: silent
+  std::function<void(std::string_view)> warning;      // null: silent
 };
 
 /// Counts of a tuning run.

@@ -7,8 +7,10 @@
 
 #include "codegen/dnnl/dnnl_backend.h"
 #include "codegen/halide/halide_backend.h"
+#include "driver/cuda_target.h"
 #include "ir/hash.h"
 #include "ir/hash_util.h"
+#include "profile/profiler.h"
 
 namespace orch::driver {
 
@@ -49,11 +51,33 @@ void apply_records(UniqueKernel& u, const std::vector<profile::TuningRecord>& re
   u.known = true;
   for (const profile::TuningRecord& r : records) {
     double us = r.recheck_us > 0 ? r.recheck_us : r.median_us;
+    if (!r.ok && u.cost_us == std::numeric_limits<double>::infinity())
+      u.failure = fmt::format("{}: {}", r.backend, r.reason);
     if (r.ok && us < u.cost_us) {
       u.cost_us = us;
       u.choice = {.backend = r.backend, .config = r.config, .cost_us = us};
       u.rechecked = r.recheck_us > 0;
     }
+  }
+}
+
+void cost_analytically(std::vector<UniqueKernel>& unique, double call_us) {
+  profile::BackendSet backends = profile::default_backends();
+  for (UniqueKernel& u : unique) {
+    u.known = true;
+    u.cost_us = u.bound_us + call_us;
+    u.choice = {
+        .backend = std::string(profile::accepting_backends(backends, u.kernel).front()->name),
+        .config = "",
+        .cost_us = u.cost_us};
+  }
+}
+
+void cost_on_gpu(std::vector<UniqueKernel>& unique, const schedule::GpuMachine& gpu) {
+  for (UniqueKernel& u : unique) {
+    u.known = true;
+    u.cost_us = cuda_cost_us(u.kernel, gpu);
+    u.choice = {.backend = "cuda", .config = "", .cost_us = u.cost_us};
   }
 }
 

@@ -14,6 +14,7 @@
 #include "orchestrate/orchestrate.h"
 #include "profile/measure.h"
 #include "profile/tuning_db.h"
+#include "schedule/machine.h"
 
 namespace orch::driver {
 
@@ -40,6 +41,7 @@ struct UniqueKernel {
   double cost_us = std::numeric_limits<double>::infinity();
   codegen::KernelChoice choice;
   bool rechecked = false;  // the choice's time is a recheck (profile::TuningRecord::recheck_us)
+  std::string failure;     // "backend: reason" of a failed record, kept while none worked
 };
 
 /// The kernel's output types, the database's output-set column ("f32[1,8];f32[4]").
@@ -92,6 +94,13 @@ std::vector<size_t> library_epilogues(const std::vector<UniqueKernel>& unique);
 /// distinct kernels, in a stable order, and the objective searched (a search under another
 /// objective does not count).
 std::string model_key(const std::vector<UniqueKernel>& unique, bool write_cost);
+
+/// Analytic costs (TuneOptions::analytic), nothing measured: on the CPU each kernel's roofline
+/// bound plus `call_us`, in the first backend that accepts it.
+void cost_analytically(std::vector<UniqueKernel>& unique, double call_us);
+
+/// Analytic CUDA costs (cuda_cost_us) on `gpu`, every kernel generated as CUDA C.
+void cost_on_gpu(std::vector<UniqueKernel>& unique, const schedule::GpuMachine& gpu);
 
 /// The database's machine column: this machine, plus how it was measured when not the default.
 std::string measurement_key(const TuneOptions& options);

@@ -3,7 +3,7 @@
 // (narrow convolutions with Halide too), `kill -9` during `orch tune` loses nothing stored (a
 // rerun measures only what is missing, as it does choices the database lacks), a spent search
 // budget is not spent again, and the plan's kernels are rechecked once, a kernel chosen for a
-// lucky first time included.
+// lucky first time included; a primitive no backend computes is named at once.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -17,11 +17,15 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <string>
+#include <string_view>
 #include <thread>
+#include <vector>
 
 #include "../common/orch_cli.h"
 #include "driver/pipeline.h"
 #include "driver/tune.h"
+#include "ir/error.h"
 #include "profile/tuning_db.h"
 #include "schedule/machine.h"
 
@@ -397,6 +401,48 @@ TEST_F(TuneTest, PlanKernelsAreRecheckedOnceAndLuckyTimesDoNotStay) {
   EXPECT_EQ(third.stats.measurements, 0);
   rechecked_times(third);
   EXPECT_EQ(check_plan(third.problem, third.plan), "");
+}
+
+// A primitive no backend computes, the fallback included, is named as soon as it is known: the
+// full search still plans it inside a fused kernel, and a fixed policy (one kernel per primitive
+// here), which has no other kernel for it, stops there.
+TEST_F(TuneTest, APrimitiveNoBackendComputesIsNamedAtOnce) {
+  Graph graph = chain();
+  driver::TuneOptions o = options();
+  driver::tune_model(graph, o);
+  const std::string exp = "prim.Elementwise #1";
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(o.db_path.c_str(), &db), SQLITE_OK);
+  std::string broken = fmt::format(
+      "UPDATE records SET ok = 0, reason = 'broken by the test' WHERE label = '{0}';"
+      "INSERT INTO records SELECT kernel_hash, outputs, machine, 'reference', '', version, 0, "
+      "'broken by the test', 0, 0, 0, 0, 0, timestamp, label, 0 FROM records "
+      "WHERE label = '{0}' LIMIT 1",
+      exp);
+  ASSERT_EQ(sqlite3_exec(db, broken.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+
+  std::vector<std::string> warnings;
+  o.warning = [&](std::string_view w) { warnings.emplace_back(w); };
+  driver::TunedModel full = driver::tune_model(graph, o);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find(exp + " failed on every backend"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("broken by the test"), std::string::npos) << warnings[0];
+  EXPECT_EQ(check_plan(full.problem, full.plan), "");
+  for (const PlanKernel& k : full.plan.kernels) {
+    const Candidate& c = full.problem.candidates[static_cast<size_t>(k.candidate)];
+    EXPECT_FALSE(c.primitives.size() == 1 && c.primitives[0] == 1)
+        << "the broken kernel is planned";
+  }
+
+  for (int p = 0; p < 4; ++p) o.fixed_kernels.push_back({.begin = p, .end = p + 1});
+  try {
+    driver::tune_model(graph, o);
+    FAIL() << "a fixed policy planned a kernel no backend computes";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(exp + " failed on every backend"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

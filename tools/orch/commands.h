@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "frontend/onnx_import.h"
@@ -24,6 +25,9 @@ void add_plan_command(CLI::App& app);
 void add_db_command(CLI::App& app);
 void add_optimize_command(CLI::App& app);
 void add_rewrite_command(CLI::App& app);
+
+/// Prints "orch: warning: MESSAGE" on stderr (library warnings, e.g. TuneOptions::warning).
+void print_warning(std::string_view message);
 
 /// Adds `--shape NAME=DIMS` (repeatable) bound to `shapes`.
 void add_shape_option(CLI::App& command, std::vector<std::string>& shapes);

@@ -30,6 +30,10 @@ frontend::ImportOptions import_options(const std::vector<std::string>& shapes) {
   return options;
 }
 
+void print_warning(std::string_view message) {
+  fmt::print(stderr, "orch: warning: {}\n", message);
+}
+
 namespace {
 
 // "512M", "8G", "1048576": bytes, with an optional K/M/G suffix (powers of 1024).

@@ -64,6 +64,7 @@ void run_optimize(const OptimizeArgs& args) {
   options.validate_on_gpu = args.validate_on_gpu;
   check(!args.validate_on_gpu || options.tune.target == driver::Target::cuda,
         "--validate-on-gpu applies to --target cuda");
+  options.tune.warning = print_warning;
   if (!args.quiet) {
     options.log = [](std::string_view line) { fmt::print("{}\n", line); };
     // Tuning is the long step: a line every 10 measurements and at the end of each round.

@@ -44,6 +44,7 @@ driver::TunedModel tune(TuneArgs& args) {
   driver::PipelineOptions pipeline{.import = import_options(args.shapes)};
   Graph graph = driver::primitive_graph(args.model, pipeline);
   args.options.progress = progress_printer(args.quiet);
+  args.options.warning = print_warning;
   return driver::tune_model(std::move(graph), args.options);
 }
 
