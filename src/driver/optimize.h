@@ -71,7 +71,8 @@ void validate_module(const std::string& dir, const Graph& graph, std::span<const
 
 /// Runs a module through `run` (which passes its hook to the module's run and returns the
 /// outputs) and compares every value each kernel writes, then the outputs, with the interpreter
-/// on `inputs`. Throws Error naming the first kernel and element that differ.
+/// on `inputs`, run along with the module so that only live values are kept. Throws Error naming
+/// the first kernel and element that differ.
 using ModuleRun = std::function<std::vector<Tensor>(const KernelHook& after_kernel)>;
 void check_module_run(const std::string& dir, const Graph& graph, std::span<const Tensor> inputs,
                       std::span<const KernelSpec> kernels, std::span<const TensorSpec> outputs,

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "interp/interpreter.h"
 #include "ir/error.h"
 #include "ir/text_format.h"
@@ -29,6 +31,30 @@ TEST(Interpreter, WrongInputShapeNamesTheInput) {
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), "input 'x' is f32[4], the model expects f32[3]");
   }
+}
+
+// Run on demand, a value lives while a node not run reads it or a hold on it is not released:
+// the memory of a module's validation is that of the live values.
+TEST(Interpretation, AValueIsFreedOnceItsReadersRanAndItsHoldsAreReleased) {
+  Graph g = parse_graph(R"(graph g(%x: f32[3]) {
+    %a: f32[3] = Relu(%x)
+    %b: f32[3] = Neg(%a)
+    %c: f32[3] = Abs(%b)
+    return %c
+  })");
+  std::vector<Tensor> in = {Tensor::from_doubles(DType::f32, {3}, std::vector<double>{1, -2, 3})};
+  std::vector<int> holds(g.num_values(), 0);
+  ++holds[g.find_value("a")];
+  ++holds[g.find_value("c")];
+  interp::Interpretation run(g, in, holds);
+  EXPECT_EQ(run.value(g.find_value("a")).to_doubles(), (std::vector<double>{1, 0, 3}));
+  EXPECT_EQ(run.value(g.find_value("c")).to_doubles(), (std::vector<double>{1, 0, 3}));
+  EXPECT_EQ(run.value(g.find_value("a")).to_doubles(), (std::vector<double>{1, 0, 3}))
+      << "held, though Neg has read it";
+  run.release(g.find_value("a"));
+  EXPECT_THROW(run.value(g.find_value("a")), Error);
+  EXPECT_THROW(run.value(g.find_value("b")), Error) << "read by Abs, never held";
+  EXPECT_EQ(run.value(g.find_value("x")).to_doubles(), (std::vector<double>{1, -2, 3}));
 }
 
 }  // namespace
