@@ -126,7 +126,7 @@ class Tuner {
     for (UniqueKernel& u : unique_) {
       if (!db_) break;
       std::vector<profile::TuningRecord> records = db_->find(u.hash, machine_id_);
-      if (records.empty()) continue;
+      if (records.empty() || fallback_only(u, records, profiler_.backends)) continue;
       apply_records(u, records);
       ++model_.stats.from_db;
       for (codegen::KernelChoice& choice : unmeasured_choices(u, records)) {

@@ -61,6 +61,16 @@ void apply_records(UniqueKernel& u, const std::vector<profile::TuningRecord>& re
   }
 }
 
+bool fallback_only(const UniqueKernel& u, const std::vector<profile::TuningRecord>& records,
+                   const profile::BackendSet& backends) {
+  if (backends.fallback == nullptr) return false;
+  for (const profile::TuningRecord& r : records)
+    if (r.backend != backends.fallback->name) return false;
+  for (const codegen::Backend* b : profile::accepting_backends(backends, u.kernel))
+    if (b != backends.fallback) return true;
+  return false;
+}
+
 void cost_analytically(std::vector<UniqueKernel>& unique, double call_us) {
   profile::BackendSet backends = profile::default_backends();
   for (UniqueKernel& u : unique) {

@@ -95,6 +95,13 @@ std::vector<size_t> library_epilogues(const std::vector<UniqueKernel>& unique);
 /// objective does not count).
 std::string model_key(const std::vector<UniqueKernel>& unique, bool write_cost);
 
+/// Whether `records` (u's, none empty) are the fallback's alone while a backend of `backends`
+/// accepts u: its other records were pruned (`orch db prune --failed` after timeouts) or never
+/// written, so u is measured again instead of planned at the fallback's time (Segformer-B0 at
+/// batch 16 kept its stem convolution at 1.9 s in the reference this way, 22 ms in oneDNN).
+bool fallback_only(const UniqueKernel& u, const std::vector<profile::TuningRecord>& records,
+                   const profile::BackendSet& backends);
+
 /// Analytic costs (TuneOptions::analytic), nothing measured: on the CPU each kernel's roofline
 /// bound plus `call_us`, in the first backend that accepts it.
 void cost_analytically(std::vector<UniqueKernel>& unique, double call_us);

@@ -3,7 +3,8 @@
 // (narrow convolutions with Halide too), `kill -9` during `orch tune` loses nothing stored (a
 // rerun measures only what is missing, as it does choices the database lacks), a spent search
 // budget is not spent again, and the plan's kernels are rechecked once, a kernel chosen for a
-// lucky first time included; a primitive no backend computes is named at once.
+// lucky first time included; a primitive no backend computes is named at once, and one only
+// the fallback measured is measured again.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -443,6 +444,39 @@ TEST_F(TuneTest, APrimitiveNoBackendComputesIsNamedAtOnce) {
     EXPECT_NE(std::string(e.what()).find(exp + " failed on every backend"), std::string::npos)
         << e.what();
   }
+}
+
+// The state `orch db prune --failed` leaves when every backend but the fallback timed out on a
+// kernel: the fallback's record alone. The kernel is measured again, not planned at that time.
+TEST_F(TuneTest, AKernelOnlyTheFallbackMeasuredIsMeasuredAgain) {
+  Graph graph = chain();
+  driver::TuneOptions o = options();
+  driver::tune_model(graph, o);
+  const std::string exp = "prim.Elementwise #1";
+  auto records_of = [&](const std::string& backend) {
+    int n = 0;
+    for (const profile::TuningRecord& r : profile::TuningDb(o.db_path).all())
+      n += r.label == exp && r.backend == backend;
+    return n;
+  };
+  ASSERT_EQ(records_of("reference"), 0);
+  ASSERT_GT(records_of("halide"), 0);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(o.db_path.c_str(), &db), SQLITE_OK);
+  std::string pruned = fmt::format(
+      "INSERT INTO records SELECT kernel_hash, outputs, machine, 'reference', '', version, 1, '', "
+      "1e6, 1e6, 1e6, 1, 0, timestamp, label, 0 FROM records WHERE label = '{0}' LIMIT 1;"
+      "DELETE FROM records WHERE label = '{0}' AND backend != 'reference'",
+      exp);
+  ASSERT_EQ(sqlite3_exec(db, pruned.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  ASSERT_EQ(records_of("halide"), 0);
+
+  driver::TunedModel second = driver::tune_model(graph, o);
+  EXPECT_GE(second.stats.measured, 1);
+  EXPECT_GT(records_of("halide"), 0);
+  EXPECT_LT(second.plan.objective_us, 1e6) << "planned at the fallback's time";
+  EXPECT_EQ(check_plan(second.problem, second.plan), "");
 }
 
 }  // namespace
