@@ -7,11 +7,10 @@
 #
 #   bench/zoo_bench.sh [BUILD_DIR]
 #   ORCH_BENCH_MODELS="candy segformer-b0:16"  models, each NAME or NAME:BATCH (default: every
-#                             zoo model at batch 1); rows and folders of batch B > 1 are named
-#                             NAME-bB. Segformer-B0 at batch 16 (the Korch paper's case where
-#                             greedy fusion loses) has not tuned through yet: its largest
-#                             kernels timed out in measurement (the open benchmark issue says
-#                             why and what was mended)
+#                             zoo model at batch 1, and Segformer-B0 at batch 16 too: the
+#                             Korch paper's case where greedy fusion loses: 2.5 hours of it
+#                             on 2 cores with a warm database, tuning, validation and timing);
+#                             rows and folders of batch B > 1 are named NAME-bB
 #   ORCH_BENCH_SIZE=64                         input size for every model (default: published)
 #   ORCH_BENCH_THREADS="1 2"  ORCH_BENCH_RUNS=30  timed runs per cell, after warm-up
 #   ORCH_BENCH_ROUNDS=3       runners take turns in this many rounds of ceil(RUNS/ROUNDS) runs
@@ -36,7 +35,7 @@ rounds_per_cell=${ORCH_BENCH_ROUNDS:-3}
 }
 runs_per_round=$(((runs + rounds_per_cell - 1) / rounds_per_cell))
 thread_counts=${ORCH_BENCH_THREADS:-"1 2"}
-models=${ORCH_BENCH_MODELS:-$("$orch" zoo list | awk 'NR > 1 && $1 != "" {print $1}')}
+models=${ORCH_BENCH_MODELS:-"$("$orch" zoo list | awk 'NR > 1 && $1 != "" {print $1}') segformer-b0:16"}
 size_flag=()
 [ -n "${ORCH_BENCH_SIZE:-}" ] && size_flag=(--size "$ORCH_BENCH_SIZE")
 read -r -a optimize_flags <<<"${ORCH_BENCH_OPTIMIZE_FLAGS:-}"
