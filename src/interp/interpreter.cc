@@ -51,10 +51,6 @@ const Tensor& Interpretation::value(ValueId v) {
   return env_[v];
 }
 
-void Interpretation::release(ValueId v) {
-  drop_use(v);
-}
-
 void Interpretation::run_rest() {
   while (next_ < static_cast<NodeId>(graph_.num_nodes())) run_next();
 }
@@ -77,10 +73,10 @@ void Interpretation::run_next() {
     if (uses_[node.outputs[i]] == 0) env_[node.outputs[i]] = Tensor();  // nobody reads it
   }
   for (ValueId in : node.inputs)
-    if (in != kNoValue) drop_use(in);
+    if (in != kNoValue) release(in);
 }
 
-void Interpretation::drop_use(ValueId v) {
+void Interpretation::release(ValueId v) {
   // Inputs and constants are the caller's and the graph's: only intermediates are freed.
   if (--uses_[v] == 0 && graph_.value(v).producer != kNoNode) env_[v] = Tensor();
 }

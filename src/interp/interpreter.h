@@ -23,14 +23,13 @@ class Interpretation {
   Interpretation(const Graph& graph, std::span<const Tensor> inputs, std::vector<int> holds);
   /// v's value, computed if it was not yet; v must still be held or read by a node not run.
   const Tensor& value(ValueId v);
-  /// One hold of v is over.
+  /// One hold of v (or, inside, one node's read of it) is over.
   void release(ValueId v);
   /// Runs the nodes not run yet.
   void run_rest();
 
  private:
   void run_next();
-  void drop_use(ValueId v);
 
   const Graph& graph_;
   std::vector<Tensor> env_;
