@@ -58,6 +58,8 @@ struct Module::Impl {
 struct Context::Impl {
   std::shared_ptr<const Module::Impl> module;
   std::unique_ptr<uint8_t, void (*)(void*)> arena{nullptr, &std::free};
+  /// The last run's output buffers, handed out again once the caller has dropped its tensors.
+  std::vector<std::shared_ptr<std::byte[]>> outputs;
 };
 
 namespace runtime {

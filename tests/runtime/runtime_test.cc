@@ -171,6 +171,20 @@ TEST_F(Runtime, HookSeesEveryKernelsOutputs) {
   expect_close(interp::interpret(model_->graph, inputs)[0], outputs[0]);
 }
 
+TEST_F(Runtime, OutputBuffersAreReusedOnlyOnceTheCallerDroppedThem) {
+  Module module = Module::load(*dir_);
+  Context context = module.new_context();
+  std::vector<Tensor> first_inputs = interp::random_inputs(model_->graph, 5);
+  std::vector<Tensor> second_inputs = interp::random_inputs(model_->graph, 6);
+  const std::byte* dropped = module.run(context, first_inputs)[0].bytes();
+  Tensor held = module.run(context, first_inputs)[0];
+  EXPECT_EQ(held.bytes(), dropped);
+  Tensor second = module.run(context, second_inputs)[0];
+  EXPECT_NE(second.bytes(), held.bytes());
+  expect_close(interp::interpret(model_->graph, first_inputs)[0], held);
+  expect_close(interp::interpret(model_->graph, second_inputs)[0], second);
+}
+
 TEST_F(Runtime, WrongInputsAreClearErrors) {
   Module module = Module::load(*dir_);
   EXPECT_EQ(run_error(module, {}), fmt::format("module '{}' takes 1 inputs, got 0", *dir_));
