@@ -74,6 +74,7 @@ std::span<const RewriteRule> all_rules() {
     add_attention_rules(rules);
     add_layout_rules(rules);
     add_folding_rules(rules);
+    add_linear_rules(rules);
     return rules;
   }();
   return kRules;

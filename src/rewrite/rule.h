@@ -5,7 +5,7 @@
 //
 // Rule families, one file each: cleanup (folding constants, identities, CSE), attention (Korch
 // Fig. 2b), layout (Transpose/Reshape canonicalization), folding (scales and shifts into
-// linear weights).
+// linear weights), linear (pointwise convolutions before upsamplings and over concatenations).
 #pragma once
 
 #include <optional>
@@ -56,7 +56,7 @@ using SampleFn = Graph (*)(std::mt19937& rng);
 
 struct RewriteRule {
   std::string_view name;
-  /// "cleanup", "attention", "layout" or "folding".
+  /// "cleanup", "attention", "layout", "folding" or "linear".
   std::string_view family;
   /// When the substitution is legal, in words.
   std::string_view legality;
@@ -81,6 +81,7 @@ void add_cleanup_rules(RuleTable& rules);
 void add_attention_rules(RuleTable& rules);
 void add_layout_rules(RuleTable& rules);
 void add_folding_rules(RuleTable& rules);
+void add_linear_rules(RuleTable& rules);
 
 /// Applies `rule` at `root` (the guard must hold): nullopt when the patch cannot apply.
 std::optional<Graph> apply_rule(const RewriteRule& rule, const Graph& graph,

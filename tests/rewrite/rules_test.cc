@@ -52,7 +52,8 @@ INSTANTIATE_TEST_SUITE_P(AllRules, RuleTest, ::testing::ValuesIn(rules()),
 
 TEST(RuleRegistry, EveryRuleIsComplete) {
   std::set<std::string_view> names;
-  const std::set<std::string_view> families = {"cleanup", "attention", "layout", "folding"};
+  const std::set<std::string_view> families = {"cleanup", "attention", "layout", "folding",
+                                               "linear"};
   for (const RewriteRule& rule : all_rules()) {
     EXPECT_TRUE(names.insert(rule.name).second) << "duplicate " << rule.name;
     EXPECT_TRUE(families.contains(rule.family)) << rule.name;

@@ -1,0 +1,213 @@
+// Linear rules: a pointwise convolution (1x1 kernel, stride 1, no padding, one group) mixes the
+// channels of each pixel alone, and a Resize mixes pixels with weights that do not depend on the
+// channel, so the two commute; and a convolution over a channel concatenation is the sum of the
+// convolutions of its parts. Segformer's decode head upsamples four feature maps to 1/4 of the
+// image, concatenates them and mixes the 1024 channels with a pointwise convolution: half of the
+// model's FLOPs, which run at the maps' own resolutions once the convolution moves before the
+// upsampling.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "rewrite/rule_util.h"
+
+namespace orch::rewrite {
+namespace {
+
+bool all_ones(const std::vector<int64_t>& v) {
+  return std::all_of(v.begin(), v.end(), [](int64_t x) { return x == 1; });
+}
+
+bool all_zeros(const std::vector<int64_t>& v) {
+  return std::all_of(v.begin(), v.end(), [](int64_t x) { return x == 0; });
+}
+
+// prim.Conv over a constant float weight of 1x1 kernels, stride 1, no padding, one group.
+bool pointwise_conv(const MatchContext& ctx, const Node& conv) {
+  if (conv.op != "prim.Conv" || conv.inputs.size() != 2) return false;
+  const Tensor* w = ctx.constant(conv.inputs[1]);
+  DType dt = ctx.type(conv.outputs[0]).dtype;
+  if (w == nullptr || (dt != DType::f32 && dt != DType::f64)) return false;
+  std::vector<int64_t> kernel(w->shape().begin() + 2, w->shape().end());
+  return all_ones(kernel) && attr_int(conv.attrs, "group", 1) == 1 &&
+         all_ones(attr_ints(conv.attrs, "strides", {})) &&
+         all_zeros(attr_ints(conv.attrs, "pads", {}));
+}
+
+// The Resize producing `v` when it upsamples the spatial dims only (batch and channels kept, more
+// output than input pixels), reads every output pixel from input pixels (no crop-and-resize
+// extrapolation constant) and only `reader` reads it; else nullptr.
+const Node* upsampling(const MatchContext& ctx, ValueId v, NodeId reader) {
+  const Node* resize = ctx.producer_if(v, "prim.Resize");
+  if (resize == nullptr || !ctx.only_used_by(v, reader) || resize->attrs.count("axes") != 0 ||
+      attr_string(resize->attrs, "coordinate_transformation_mode", "half_pixel") ==
+          "tf_crop_and_resize")
+    return nullptr;
+  const Shape& in = ctx.type(resize->inputs[0]).shape;
+  const Shape& out = ctx.type(v).shape;
+  if (in.size() < 3 || in[0] != out[0] || in[1] != out[1]) return nullptr;
+  int64_t in_pixels = 1, out_pixels = 1;
+  for (size_t d = 2; d < in.size(); ++d) in_pixels *= in[d], out_pixels *= out[d];
+  return out_pixels > in_pixels ? resize : nullptr;
+}
+
+// Resize(Conv(x, w)) for conv(Resize(x), w): the Resize's attributes with M output channels.
+Ref conv_then_resize(Patch& p, const Node& resize, const Node& conv, Ref w) {
+  Ref mixed = p.op("prim.Conv", {p.value(resize.inputs[0]), w}, conv.attrs);
+  Attributes attrs = resize.attrs;
+  if (attrs.count("sizes") != 0) {
+    std::vector<int64_t> sizes = attr_ints(attrs, "sizes");
+    sizes[1] = p.shape(w)[0];
+    attrs["sizes"] = sizes;
+  }
+  return p.op("prim.Resize", {mixed}, attrs);
+}
+
+// --- pointwise_conv_before_resize ------------------------------------------------------------
+
+bool before_resize_guard(const MatchContext& ctx, NodeId n) {
+  const Node& conv = ctx.node(n);
+  return pointwise_conv(ctx, conv) && upsampling(ctx, conv.inputs[0], n) != nullptr;
+}
+
+void before_resize_apply(const MatchContext& ctx, NodeId n, Patch& p) {
+  const Node& conv = ctx.node(n);
+  const Node& resize = *ctx.producer(conv.inputs[0]);
+  p.replace(conv.outputs[0], conv_then_resize(p, resize, conv, p.value(conv.inputs[1])));
+}
+
+// A Resize of `x` ([1, C, h, w]) to a larger random size, in a random mode.
+ValueId random_upsampling(Builder& b, std::mt19937& rng, ValueId x) {
+  static const std::vector<std::string> modes = {"nearest", "linear", "cubic"};
+  static const std::vector<std::string> coordinates = {"half_pixel", "asymmetric", "align_corners",
+                                                       "pytorch_half_pixel"};
+  Shape sizes = b.type(x).shape;
+  sizes[2] += random_int(rng, 1, 4);
+  sizes[3] += random_int(rng, 0, 4);
+  return b.op("prim.Resize", {x},
+              {{"mode", modes[random_int(rng, 0, 2)]},
+               {"coordinate_transformation_mode", coordinates[random_int(rng, 0, 3)]},
+               {"sizes", sizes}});
+}
+
+ValueId relu_input(Builder& b, const std::string& name, const Shape& shape) {
+  return b.op("prim.Elementwise", {b.input(name, {DType::f32, shape})},
+              {{"fn", std::string("relu")}});
+}
+
+Attributes pointwise_attrs() {
+  return {{"strides", std::vector<int64_t>{1, 1}},
+          {"dilations", std::vector<int64_t>{1, 1}},
+          {"pads", std::vector<int64_t>{0, 0, 0, 0}}};
+}
+
+Graph before_resize_sample(std::mt19937& rng) {
+  Graph g;
+  Builder b(g);
+  int64_t c = random_int(rng, 1, 4), m = random_int(rng, 1, 4);
+  ValueId x = relu_input(b, "x", {1, c, random_int(rng, 1, 4), random_int(rng, 1, 4)});
+  ValueId w = random_constant(b, rng, {DType::f32, {m, c, 1, 1}});
+  ValueId y = b.op("prim.Conv", {random_upsampling(b, rng, x), w}, pointwise_attrs());
+  b.output(b.op("prim.Elementwise", {y}, {{"fn", std::string("neg")}}));
+  return g;
+}
+
+// --- pointwise_conv_over_concat --------------------------------------------------------------
+
+// The Concat along channels that only pointwise Conv `n` reads, with an upsampling part; or
+// nullptr.
+const Node* concat_of_upsamplings(const MatchContext& ctx, NodeId n) {
+  const Node& conv = ctx.node(n);
+  if (!pointwise_conv(ctx, conv)) return nullptr;
+  const Node* concat = ctx.producer_if(conv.inputs[0], "prim.Concat");
+  if (concat == nullptr || !ctx.only_used_by(conv.inputs[0], n)) return nullptr;
+  int64_t rank = static_cast<int64_t>(ctx.type(conv.inputs[0]).shape.size());
+  int64_t axis = attr_int(concat->attrs, "axis", 0);
+  if ((axis < 0 ? axis + rank : axis) != 1) return nullptr;
+  NodeId concat_id = ctx.graph().value(conv.inputs[0]).producer;
+  for (ValueId part : concat->inputs)
+    if (upsampling(ctx, part, concat_id) != nullptr) return concat;
+  return nullptr;
+}
+
+bool over_concat_guard(const MatchContext& ctx, NodeId n) {
+  return concat_of_upsamplings(ctx, n) != nullptr;
+}
+
+// w[:, begin:begin + count] (channels of the weight).
+Tensor channels(const Tensor& w, int64_t begin, int64_t count) {
+  auto one = [](int64_t v) { return Tensor::from_ints(DType::i64, {1}, std::vector<int64_t>{v}); };
+  return evaluate("Slice", {}, {w, one(begin), one(begin + count), one(1)});
+}
+
+void over_concat_apply(const MatchContext& ctx, NodeId n, Patch& p) {
+  const Node& conv = ctx.node(n);
+  const Node& concat = *concat_of_upsamplings(ctx, n);
+  NodeId concat_id = ctx.graph().value(conv.inputs[0]).producer;
+  const Tensor& w = *ctx.constant(conv.inputs[1]);
+  Ref sum = 0;
+  int64_t begin = 0;
+  for (size_t i = 0; i < concat.inputs.size(); ++i) {
+    ValueId part = concat.inputs[i];
+    int64_t count = ctx.type(part).shape[1];
+    Ref slice = p.constant(channels(w, begin, count));
+    begin += count;
+    const Node* resize = upsampling(ctx, part, concat_id);
+    Ref term = resize != nullptr ? conv_then_resize(p, *resize, conv, slice)
+                                 : p.op("prim.Conv", {p.value(part), slice}, conv.attrs);
+    sum = i == 0 ? term : p.op("prim.Elementwise", {sum, term}, {{"fn", std::string("add")}});
+  }
+  p.replace(conv.outputs[0], sum);
+}
+
+Graph over_concat_sample(std::mt19937& rng) {
+  Graph g;
+  Builder b(g);
+  int64_t h = random_int(rng, 1, 3), w = random_int(rng, 1, 3);
+  Shape out{1, 1, h + random_int(rng, 1, 3), w + random_int(rng, 0, 3)};
+  std::vector<ValueId> parts;
+  int64_t channels_in = 0;
+  int64_t count = random_int(rng, 2, 4);
+  for (int64_t i = 0; i < count; ++i) {
+    Shape shape = out;
+    shape[1] = random_int(rng, 1, 3);
+    channels_in += shape[1];
+    std::string name = fmt::format("x{}", i);
+    if (i == 0 || random_int(rng, 0, 1) == 0) {
+      ValueId x = relu_input(b, name, {1, shape[1], h, w});
+      Attributes attrs = {{"mode", std::string(random_int(rng, 0, 1) ? "linear" : "nearest")},
+                          {"sizes", shape}};
+      parts.push_back(b.op("prim.Resize", {x}, attrs));
+    } else {
+      parts.push_back(relu_input(b, name, shape));
+    }
+  }
+  std::swap(parts[0], parts[static_cast<size_t>(random_int(rng, 0, count - 1))]);
+  ValueId cat = b.op("prim.Concat", parts, {{"axis", int64_t{1}}});
+  ValueId weight =
+      random_constant(b, rng, {DType::f32, {random_int(rng, 1, 4), channels_in, 1, 1}});
+  ValueId y = b.op("prim.Conv", {cat, weight}, pointwise_attrs());
+  b.output(b.op("prim.Elementwise", {y}, {{"fn", std::string("neg")}}));
+  return g;
+}
+
+}  // namespace
+
+void add_linear_rules(RuleTable& rules) {
+  rules.push_back({"pointwise_conv_before_resize", "linear",
+                   "Conv(Resize(x), W) = Resize(Conv(x, W)) for a constant W of 1x1 kernels, "
+                   "stride 1, no padding, one group, and a Resize that upsamples the spatial "
+                   "dims only (any mode; not tf_crop_and_resize) read by nothing else: both are "
+                   "linear and act on different axes; the Conv then runs on fewer pixels",
+                   "prim.Conv", before_resize_guard, before_resize_apply, before_resize_sample,
+                   true});
+  rules.push_back({"pointwise_conv_over_concat", "linear",
+                   "Conv(Concat(x1..xn, channels), W) = Conv(x1, W1) + ... + Conv(xn, Wn) with "
+                   "Wi the channels of the constant pointwise W that xi fills, the Concat read by "
+                   "nothing else; a part that is an upsampling Resize (as for "
+                   "pointwise_conv_before_resize) is convolved before it: applied only where one "
+                   "is, as the FLOPs then drop",
+                   "prim.Conv", over_concat_guard, over_concat_apply, over_concat_sample});
+}
+
+}  // namespace orch::rewrite
