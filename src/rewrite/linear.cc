@@ -4,10 +4,11 @@
 // convolutions of its parts. Segformer's decode head upsamples four feature maps to 1/4 of the
 // image, concatenates them and mixes the 1024 channels with a pointwise convolution: half of the
 // model's FLOPs, which run at the maps' own resolutions once the convolution moves before the
-// upsampling.
+// upsampling, and compose with the per-pixel linear layers that made the maps.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "rewrite/rule_util.h"
 
@@ -191,6 +192,96 @@ Graph over_concat_sample(std::mt19937& rng) {
   return g;
 }
 
+// --- pointwise_conv_of_affine_rows -----------------------------------------------------------
+
+// The parts of Conv(Reshape(Transpose(MatMul(x, A) + b, [0, 2, 1]), [B, C, H, W]), W).
+struct AffineRows {
+  const Node* matmul = nullptr;
+  const Tensor* a = nullptr;     // [.., K, C]
+  const Tensor* bias = nullptr;  // [1, .., 1, C]
+};
+
+// The affine map of rows that pointwise Conv `n` reads in channels-first order, when each step
+// is read by nothing else and composing the two constant maps saves FLOPs (K·C + C·M > K·M per
+// row); else nullopt.
+std::optional<AffineRows> affine_rows(const MatchContext& ctx, NodeId n) {
+  const Node& conv = ctx.node(n);
+  if (!pointwise_conv(ctx, conv) || ctx.type(conv.inputs[0]).shape.size() != 4) return {};
+  ValueId r = conv.inputs[0];
+  const Node* reshape = ctx.producer_if(r, "prim.Reshape");
+  if (reshape == nullptr || !ctx.only_used_by(r, n)) return {};
+  ValueId t = reshape->inputs[0];
+  const Shape& rows_first = ctx.type(t).shape;
+  const Shape& channels_first = ctx.type(r).shape;
+  if (rows_first.size() != 3 || rows_first[0] != channels_first[0] ||
+      rows_first[1] != channels_first[1])
+    return {};
+  const Node* transpose = ctx.producer_if(t, "prim.Transpose");
+  if (transpose == nullptr || !ctx.only_used_by(t, ctx.graph().value(r).producer) ||
+      attr_ints(transpose->attrs, "perm") != std::vector<int64_t>{0, 2, 1})
+    return {};
+  ValueId y = transpose->inputs[0];
+  const Node* add = ctx.producer(y);
+  if (add == nullptr || !is_ew(*add, "add") || add->inputs.size() != 2 ||
+      !ctx.only_used_by(y, ctx.graph().value(t).producer))
+    return {};
+  NodeId add_id = ctx.graph().value(y).producer;
+  for (int slot = 0; slot < 2; ++slot) {
+    const Node* matmul = ctx.producer_if(add->inputs[slot], "prim.MatMul");
+    const Node* broadcast = ctx.producer_if(add->inputs[1 - slot], "prim.Broadcast");
+    if (matmul == nullptr || broadcast == nullptr || !ctx.only_used_by(add->inputs[slot], add_id))
+      continue;
+    const Tensor* a = ctx.constant(matmul->inputs[1]);
+    const Tensor* bias = ctx.constant(broadcast->inputs[0]);
+    if (a == nullptr || bias == nullptr || bias->rank() == 0 || a->rank() < 2) continue;
+    int64_t k = a->shape()[a->rank() - 2], c = a->shape().back();
+    int64_t m = ctx.constant(conv.inputs[1])->shape()[0];
+    bool row = bias->shape().back() == c && bias->numel() == c;
+    if (row && k * c + c * m > k * m) return AffineRows{matmul, a, bias};
+  }
+  return {};
+}
+
+bool affine_rows_guard(const MatchContext& ctx, NodeId n) {
+  return affine_rows(ctx, n).has_value();
+}
+
+void affine_rows_apply(const MatchContext& ctx, NodeId n, Patch& p) {
+  const Node& conv = ctx.node(n);
+  AffineRows rows = *affine_rows(ctx, n);
+  const Tensor& w = *ctx.constant(conv.inputs[1]);
+  int64_t m = w.shape()[0], c = w.shape()[1];
+  Tensor wt = evaluate("Transpose", {{"perm", std::vector<int64_t>{1, 0}}}, {w.reshaped({m, c})});
+  Ref mixed = p.op("prim.MatMul", {p.value(rows.matmul->inputs[0]),
+                                   p.constant(evaluate("MatMul", {}, {*rows.a, wt}))});
+  Ref bias = p.op("prim.Broadcast", {p.constant(evaluate("MatMul", {}, {*rows.bias, wt}))},
+                  {{"shape", p.shape(mixed)}});
+  Ref sum = p.op("prim.Elementwise", {mixed, bias}, {{"fn", std::string("add")}});
+  Ref channels_first = p.op("prim.Transpose", {sum}, {{"perm", std::vector<int64_t>{0, 2, 1}}});
+  p.replace(conv.outputs[0],
+            p.op("prim.Reshape", {channels_first}, {{"shape", ctx.type(conv.outputs[0]).shape}}));
+}
+
+Graph affine_rows_sample(std::mt19937& rng) {
+  Graph g;
+  Builder b(g);
+  int64_t h = random_int(rng, 1, 3), w = random_int(rng, 1, 3);
+  int64_t k = random_int(rng, 1, 4), m = random_int(rng, 1, 4), c = std::max(k, m);
+  ValueId x = relu_input(b, "x", {1, h * w, k});
+  ValueId y = b.op("prim.MatMul", {x, random_constant(b, rng, {DType::f32, {1, k, c}})});
+  ValueId bias = b.op("prim.Broadcast", {random_constant(b, rng, {DType::f32, {1, 1, c}})},
+                      {{"shape", b.type(y).shape}});
+  bool swap = random_int(rng, 0, 1) == 0;
+  ValueId sum = b.op("prim.Elementwise", swap ? std::vector{bias, y} : std::vector{y, bias},
+                     {{"fn", std::string("add")}});
+  ValueId t = b.op("prim.Transpose", {sum}, {{"perm", std::vector<int64_t>{0, 2, 1}}});
+  ValueId r = b.op("prim.Reshape", {t}, {{"shape", Shape{1, c, h, w}}});
+  ValueId weight = random_constant(b, rng, {DType::f32, {m, c, 1, 1}});
+  ValueId out = b.op("prim.Conv", {r, weight}, pointwise_attrs());
+  b.output(b.op("prim.Elementwise", {out}, {{"fn", std::string("neg")}}));
+  return g;
+}
+
 }  // namespace
 
 void add_linear_rules(RuleTable& rules) {
@@ -208,6 +299,13 @@ void add_linear_rules(RuleTable& rules) {
                    "pointwise_conv_before_resize) is convolved before it: applied only where one "
                    "is, as the FLOPs then drop",
                    "prim.Conv", over_concat_guard, over_concat_apply, over_concat_sample});
+  rules.push_back({"pointwise_conv_of_affine_rows", "linear",
+                   "Conv(Reshape(Transpose(x·A + b, [0, 2, 1]), [B, C, H, W]), W) = "
+                   "Reshape(Transpose(x·(A·Wt) + b·Wt, [0, 2, 1]), [B, M, H, W]) for constants A "
+                   "[.., K, C], b (one row of C, broadcast) and pointwise W [M, C, 1, 1] (Wt its "
+                   "[C, M] transpose), each step read by nothing else, where K·C + C·M > K·M: "
+                   "two linear maps compose into one with fewer FLOPs per row",
+                   "prim.Conv", affine_rows_guard, affine_rows_apply, affine_rows_sample, true});
 }
 
 }  // namespace orch::rewrite
