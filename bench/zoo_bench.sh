@@ -17,6 +17,8 @@
 #                             each; a cell is the median of its rounds' medians
 #   ORCH_BENCH_OPTIMIZE_FLAGS="--exact-s 0"   extra `orch optimize` flags for every policy
 #   ORCH_BENCH_REUSE=1        time the modules an earlier run wrote instead of optimizing again
+#   ORCH_BENCH_POLICIES="full"  orch's policies to optimize and time (default "full operator
+#                             greedy"); the others' columns stay empty
 #   ORCH_BENCH_TUNE_PER_THREADS=1  optimize every policy once per thread count (`--threads N`,
 #                             modules POLICY-tN) and time each count with its own module, as a
 #                             user who deploys at N threads would tune; else one module per
@@ -35,6 +37,13 @@ rounds_per_cell=${ORCH_BENCH_ROUNDS:-3}
 }
 runs_per_round=$(((runs + rounds_per_cell - 1) / rounds_per_cell))
 thread_counts=${ORCH_BENCH_THREADS:-"1 2"}
+policies=${ORCH_BENCH_POLICIES:-"full operator greedy"}
+for policy in $policies; do
+  [[ "$policy" =~ ^(full|operator|greedy)$ ]] || {
+    echo "ORCH_BENCH_POLICIES: unknown policy '$policy' (full, operator, greedy)" >&2
+    exit 2
+  }
+done
 models=${ORCH_BENCH_MODELS:-"$("$orch" zoo list | awk 'NR > 1 && $1 != "" {print $1}') segformer-b0:16"}
 size_flag=()
 [ -n "${ORCH_BENCH_SIZE:-}" ] && size_flag=(--size "$ORCH_BENCH_SIZE")
@@ -118,7 +127,7 @@ for entry in $models; do
   # `modules` holds the module directories that were built (relative to $dir).
   modules=()
   for tune_threads in $tune_counts; do
-    for policy in full operator greedy; do
+    for policy in $policies; do
       module=$(module_dir "$policy" "$tune_threads")
       if [ -n "${ORCH_BENCH_REUSE:-}" ] && [ -f "$dir/$module/manifest.json" ]; then
         modules+=("$module")
@@ -152,7 +161,7 @@ PY
     # tenants), which a runner timed all at once would take for its own.
     # Each round starts one runner later, so that none is always timed first.
     runners=(ort ort-primitives)
-    for policy in full operator greedy; do
+    for policy in $policies; do
       [ -f "$dir/$(module_dir "$policy" "$threads")/manifest.json" ] && runners+=("orch-$policy")
     done
     declare -A rounds=()
@@ -164,7 +173,7 @@ PY
     done
     echo "$model,$threads,ort,$(median_of ${rounds[ort]}),,,," >>"$csv"
     echo "$model,$threads,ort-primitives,$(median_of ${rounds[ort-primitives]}),,,," >>"$csv"
-    for policy in full operator greedy; do
+    for policy in $policies; do
       module=$(module_dir "$policy" "$threads")
       [ -f "$dir/$module/manifest.json" ] || continue
       echo "$model,$threads,orch-$policy,$(median_of ${rounds[orch-$policy]}),$(module_field \
