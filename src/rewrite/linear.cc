@@ -201,6 +201,13 @@ struct AffineRows {
   const Tensor* bias = nullptr;  // [1, .., 1, C]
 };
 
+// A MatMul's constant weight, seen through the Broadcast over batch dims that fission adds when
+// the batch is larger than 1; nullptr when it is not constant.
+const Tensor* weight(const MatchContext& ctx, ValueId v) {
+  if (const Node* broadcast = ctx.producer_if(v, "prim.Broadcast")) v = broadcast->inputs[0];
+  return ctx.constant(v);
+}
+
 // The affine map of rows that pointwise Conv `n` reads in channels-first order, when each step
 // is read by nothing else and composing the two constant maps saves FLOPs (K·C + C·M > K·M per
 // row); else nullopt.
@@ -231,7 +238,7 @@ std::optional<AffineRows> affine_rows(const MatchContext& ctx, NodeId n) {
     const Node* broadcast = ctx.producer_if(add->inputs[1 - slot], "prim.Broadcast");
     if (matmul == nullptr || broadcast == nullptr || !ctx.only_used_by(add->inputs[slot], add_id))
       continue;
-    const Tensor* a = ctx.constant(matmul->inputs[1]);
+    const Tensor* a = weight(ctx, matmul->inputs[1]);
     const Tensor* bias = ctx.constant(broadcast->inputs[0]);
     if (a == nullptr || bias == nullptr || bias->rank() == 0 || a->rank() < 2) continue;
     int64_t k = a->shape()[a->rank() - 2], c = a->shape().back();
@@ -252,8 +259,12 @@ void affine_rows_apply(const MatchContext& ctx, NodeId n, Patch& p) {
   const Tensor& w = *ctx.constant(conv.inputs[1]);
   int64_t m = w.shape()[0], c = w.shape()[1];
   Tensor wt = evaluate("Transpose", {{"perm", std::vector<int64_t>{1, 0}}}, {w.reshaped({m, c})});
-  Ref mixed = p.op("prim.MatMul", {p.value(rows.matmul->inputs[0]),
-                                   p.constant(evaluate("MatMul", {}, {*rows.a, wt}))});
+  Ref composed = p.constant(evaluate("MatMul", {}, {*rows.a, wt}));
+  Shape batched = p.shape(p.value(rows.matmul->inputs[1]));
+  batched.back() = m;
+  if (p.shape(composed) != batched)
+    composed = p.op("prim.Broadcast", {composed}, {{"shape", batched}});
+  Ref mixed = p.op("prim.MatMul", {p.value(rows.matmul->inputs[0]), composed});
   Ref bias = p.op("prim.Broadcast", {p.constant(evaluate("MatMul", {}, {*rows.bias, wt}))},
                   {{"shape", p.shape(mixed)}});
   Ref sum = p.op("prim.Elementwise", {mixed, bias}, {{"fn", std::string("add")}});
@@ -267,15 +278,18 @@ Graph affine_rows_sample(std::mt19937& rng) {
   Builder b(g);
   int64_t h = random_int(rng, 1, 3), w = random_int(rng, 1, 3);
   int64_t k = random_int(rng, 1, 4), m = random_int(rng, 1, 4), c = std::max(k, m);
-  ValueId x = relu_input(b, "x", {1, h * w, k});
-  ValueId y = b.op("prim.MatMul", {x, random_constant(b, rng, {DType::f32, {1, k, c}})});
+  int64_t batch = random_int(rng, 1, 2);
+  ValueId x = relu_input(b, "x", {batch, h * w, k});
+  ValueId a = random_constant(b, rng, {DType::f32, {1, k, c}});
+  if (batch > 1) a = b.op("prim.Broadcast", {a}, {{"shape", Shape{batch, k, c}}});
+  ValueId y = b.op("prim.MatMul", {x, a});
   ValueId bias = b.op("prim.Broadcast", {random_constant(b, rng, {DType::f32, {1, 1, c}})},
                       {{"shape", b.type(y).shape}});
   bool swap = random_int(rng, 0, 1) == 0;
   ValueId sum = b.op("prim.Elementwise", swap ? std::vector{bias, y} : std::vector{y, bias},
                      {{"fn", std::string("add")}});
   ValueId t = b.op("prim.Transpose", {sum}, {{"perm", std::vector<int64_t>{0, 2, 1}}});
-  ValueId r = b.op("prim.Reshape", {t}, {{"shape", Shape{1, c, h, w}}});
+  ValueId r = b.op("prim.Reshape", {t}, {{"shape", Shape{batch, c, h, w}}});
   ValueId weight = random_constant(b, rng, {DType::f32, {m, c, 1, 1}});
   ValueId out = b.op("prim.Conv", {r, weight}, pointwise_attrs());
   b.output(b.op("prim.Elementwise", {out}, {{"fn", std::string("neg")}}));
