@@ -33,8 +33,13 @@ struct KernelSpec {
   double planned_us = -1;           // its time measured alone when tuned; < 0: not recorded
 };
 
-/// Called after kernel `kernel` ran, with views of the values it wrote (valid during the call).
+/// Called after kernel `kernel` ran, with the values it wrote (valid during the call).
 using KernelHook = std::function<void(int kernel, std::span<const Tensor> outputs)>;
+
+/// What a KernelHook is given: the values a kernel wrote, in their type's row-major layout (views
+/// of the module's buffers, or copies of values the module stores channel-blocked), or nothing
+/// (an empty span: for timing kernels, which copies would disturb).
+enum class HookOutputs { values, none };
 
 class Module;
 
@@ -75,7 +80,8 @@ class Module {
   /// Runs with `after_kernel` called after every kernel (validation, debugging). An exception
   /// it throws stops the run and propagates.
   std::vector<Tensor> run(Context& context, std::span<const Tensor> inputs,
-                          const KernelHook& after_kernel) const;
+                          const KernelHook& after_kernel,
+                          HookOutputs outputs = HookOutputs::values) const;
 
   /// Worker threads of the kernels, for runs from the calling thread: both backends run on
   /// OpenMP (the Halide kernels' parallel loops, and oneDNN); 0: one per core. oneDNN fixes a

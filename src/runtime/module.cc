@@ -2,6 +2,7 @@
 // with the context's arena, external kernels and hooks called back from it.
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstring>
 #include <thread>
 
@@ -24,6 +25,7 @@ struct RunState {
   const Module::Impl* module = nullptr;
   orch_module_frame* frame = nullptr;
   const KernelHook* hook = nullptr;
+  HookOutputs hook_outputs = HookOutputs::values;
   std::exception_ptr error;
 };
 
@@ -47,6 +49,24 @@ uint8_t* address(const orch_module_frame& f, const Location& at) {
 Tensor view(const TensorType& type, void* data) {
   return Tensor::wrap(type.dtype, type.shape,
                       std::shared_ptr<const void>(std::shared_ptr<const void>(), data), data);
+}
+
+// A row-major copy of a value stored channel-blocked (KernelValue::channel_block), for a hook.
+Tensor unblocked(const TensorType& type, const void* data, int64_t block) {
+  Tensor out(type.dtype, type.shape);
+  const Shape& s = type.shape;
+  int64_t batch = s[0], channels = s[1],
+          inner = num_elements(s) / std::max<int64_t>(1, batch * channels);
+  size_t size = dtype_size(type.dtype);
+  const auto* from = static_cast<const std::byte*>(data);
+  std::byte* to = out.mutable_bytes();
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t x = 0; x < inner; ++x) {
+        int64_t at = ((n * (channels / block) + c / block) * inner + x) * block + c % block;
+        std::memcpy(to + ((n * channels + c) * inner + x) * size, from + at * size, size);
+      }
+  return out;
 }
 
 int run_external(void* user, int kernel, const void* const* inputs, void* const* outputs) {
@@ -79,8 +99,12 @@ int after_kernel(void* user, int kernel) {
   try {
     const Module::Impl& m = *state->module;
     std::vector<Tensor> outs;
-    for (const KernelValue& kv : m.kernel_outputs.at(kernel))
-      outs.push_back(view(kv.type, address(*state->frame, kv.at)));
+    if (state->hook_outputs == HookOutputs::values)
+      for (const KernelValue& kv : m.kernel_outputs.at(kernel)) {
+        void* data = address(*state->frame, kv.at);
+        outs.push_back(kv.channel_block > 0 ? unblocked(kv.type, data, kv.channel_block)
+                                            : view(kv.type, data));
+      }
     (*state->hook)(kernel, outs);
     return 0;
   } catch (...) {
@@ -167,7 +191,7 @@ std::vector<Tensor> Module::run(Context& context, std::span<const Tensor> inputs
 }
 
 std::vector<Tensor> Module::run(Context& context, std::span<const Tensor> inputs,
-                                const KernelHook& hook) const {
+                                const KernelHook& hook, HookOutputs hook_outputs) const {
   const Impl& m = *impl_;
   check(context.impl_ && context.impl_->module == impl_, "the context belongs to another module");
   check_inputs(m, inputs);
@@ -179,7 +203,7 @@ std::vector<Tensor> Module::run(Context& context, std::span<const Tensor> inputs
 
   orch_module_frame frame{};
   frame.failed_kernel = -1;
-  RunState state{&m, &frame, &hook, nullptr};
+  RunState state{&m, &frame, &hook, hook_outputs, nullptr};
   frame.arena = context.impl_->arena.get();
   frame.weights = static_cast<const uint8_t*>(m.weights.get());
   frame.inputs = in_ptrs.data();

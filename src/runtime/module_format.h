@@ -52,6 +52,9 @@ struct KernelValue {
   std::string value;
   TensorType type;
   Location at;
+  /// 0: stored in its type's row-major layout; else channel-blocked, the channels (dim 1) in
+  /// blocks of this many innermost (oneDNN's nChw16c for 16), C a multiple of it.
+  int64_t channel_block = 0;
 };
 
 }  // namespace orch::runtime

@@ -105,7 +105,17 @@ class Reader {
 
 std::vector<KernelValue> kernel_values(const Reader& r, const json& list) {
   std::vector<KernelValue> values;
-  for (const json& v : list) values.push_back({r.text(v, "value"), r.type(v), r.location(v)});
+  for (const json& v : list) {
+    KernelValue kv{r.text(v, "value"), r.type(v), r.location(v)};
+    if (v.contains("channel_block")) {
+      kv.channel_block = r.integer(v, "channel_block", 1, 64);
+      const Shape& shape = kv.type.shape;
+      check(shape.size() >= 3 && shape[1] % kv.channel_block == 0,
+            "{}: value '{}' of shape {} cannot be stored in channel blocks of {}", r.path(),
+            kv.value, format_shape(shape), kv.channel_block);
+    }
+    values.push_back(std::move(kv));
+  }
   return values;
 }
 

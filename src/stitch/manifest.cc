@@ -25,6 +25,7 @@ json value_json(const KernelValue& kv) {
   j["value"] = kv.value;
   j["dtype"] = dtype_name(kv.type.dtype);
   j["shape"] = kv.type.shape;
+  if (kv.channel_block > 0) j["channel_block"] = kv.channel_block;
   return j;
 }
 
@@ -176,9 +177,10 @@ std::string report_markdown(const ModuleLayout& layout, const StitchResult& resu
         layout.primitive_kernels_us, layout.objective_us,
         layout.objective_us > 0 ? layout.primitive_kernels_us / layout.objective_us : 0.0);
   text += fmt::format(
-      "Memory: peak arena {} versus {} for all intermediates without reuse; weights {}.\n\n",
+      "Memory: peak arena {} versus {} for all intermediates without reuse; weights {}; {} "
+      "intermediates stored channel-blocked between kernels.\n\n",
       human_bytes(layout.memory.arena_bytes), human_bytes(layout.memory.total_bytes),
-      human_bytes(layout.weights_bytes));
+      human_bytes(layout.weights_bytes), result.blocked_tensors);
   text += fmt::format("| kernel | backend | primitives | {} us | note |\n|---|---|---|---:|---|\n",
                       layout.target == "cuda" ? "estimated" : "measured");
   for (const StitchedKernel& k : layout.kernels) {

@@ -42,12 +42,15 @@
 //         "name": "k0", "backend": "halide" | "dnnl" | "reference", "external": bool,
 //         "config": "<backend config text>", "cost_us": X, "optimized": bool,
 //             // config: a Halide schedule, or oneDNN's "layout=plain", "layout=blocked" or
-//             "weights=transposed"; "" is the default
+//             "weights=transposed"; "" is the default; ";stored_blocked=i0,o0" after
+//             it names the kernel inputs / output stored channel-blocked
 //         "primitives": [{"node": "<node name or #id>", "op": "prim.MatMul", "id": N,
 //                         "inputs": [ids of this kernel's primitives it reads]}],
 //         "graph": "kernels/k0.orch",   // external kernels only
 //         "inputs":  [{"value", "dtype", "shape", "region", "index"?, "offset"?, "bytes"}],
 //         "outputs": [{"value", "dtype", "shape", "region", "index"?, "offset"?, "bytes"}],
+//         // "channel_block": B on a value stored channel-blocked (blocked_layout.h): dim 1 in
+//         // blocks of B innermost, as oneDNN's nChw16c for B = 16
 //             // inputs: in the kernel graph's input order (for external kernels, after the
 //             // weights below are bound); outputs: in the kernel graph's output order
 //         "weights": [{"value", "offset", "bytes"}]   // external kernels: constants bound at load

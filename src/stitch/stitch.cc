@@ -13,6 +13,7 @@
 #include "ir/error.h"
 #include "ir/text_format.h"
 #include "runtime/module_format.h"
+#include "stitch/blocked_layout.h"
 #include "stitch/layouter.h"
 
 namespace orch::stitch {
@@ -113,6 +114,8 @@ StitchResult stitch(const Graph& graph, const OrchestrationProblem& problem, con
     result.reference_kernels += k.backend == "reference";
     layout.kernels.push_back(std::move(k));
   }
+  if (options.blocked_between_kernels)
+    result.blocked_tensors = store_blocked_between_kernels(graph, layout);
   layouter.place_copied_outputs(layout);
 
   build_library(layout, out, options);

@@ -28,6 +28,9 @@ struct StitchOptions {
   std::string cxx = "c++";
   /// The latency of one kernel per operator, for the report; negative when unknown.
   double operator_kernels_us = -1;
+  /// CPU modules: store intermediates channel-blocked between the kernels that allow it
+  /// (blocked_layout.h), instead of every kernel reading and writing the model's layout.
+  bool blocked_between_kernels = true;
 };
 
 /// What stitch() built.
@@ -41,6 +44,7 @@ struct StitchResult {
   int64_t arena_bytes = 0;         // peak of the arena plan
   int64_t intermediate_bytes = 0;  // sum of all intermediates (no reuse)
   int64_t weights_bytes = 0;
+  int blocked_tensors = 0;         // intermediates stored channel-blocked
   double seconds = 0;              // wall time, code generation and link included
   std::vector<std::string> notes;  // kernels that fell back to another backend, and why
 };

@@ -41,12 +41,15 @@ void print_kernel_profile(const Module& module, Context& context, const std::vec
   module.run(context, feed);  // warm-up
   for (int r = 0; r < repeat; ++r) {
     Clock::time_point start = Clock::now(), last = start;
-    module.run(context, feed, [&](int k, std::span<const Tensor>) {
-      Clock::time_point now = Clock::now();
-      us[static_cast<size_t>(k)].push_back(
-          std::chrono::duration<double, std::micro>(now - last).count());
-      last = now;
-    });
+    module.run(
+        context, feed,
+        [&](int k, std::span<const Tensor>) {
+          Clock::time_point now = Clock::now();
+          us[static_cast<size_t>(k)].push_back(
+              std::chrono::duration<double, std::micro>(now - last).count());
+          last = now;
+        },
+        HookOutputs::none);
     run_us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
   }
   std::vector<double> med(kernels.size());

@@ -26,6 +26,7 @@ struct OptimizeArgs {
   int recheck_rounds = 8;
   bool analytic = false;
   bool no_write_cost = false;
+  bool plain_between_kernels = false;
   std::string target = "cpu";
   std::string gpu = "h200";
   bool compile_only = false;
@@ -51,6 +52,7 @@ void run_optimize(const OptimizeArgs& args) {
   options.tune.recheck_rounds = args.recheck_rounds;
   options.tune.analytic = args.analytic || args.compile_only;
   options.tune.write_cost = !args.no_write_cost;
+  options.stitch.blocked_between_kernels = !args.plain_between_kernels;
   options.tune.target = driver::parse_target(args.target);
   options.tune.gpu = args.gpu;
   check(options.tune.target == driver::Target::cpu || args.compile_only,
@@ -83,8 +85,9 @@ void run_optimize(const OptimizeArgs& args) {
     fmt::print("module: {} ({} kernels: {} Halide, {} oneDNN, {} reference; plan {:.1f} us)\n",
                args.out, m.kernels, m.halide_kernels, m.dnnl_kernels, m.reference_kernels,
                r.objective_us);
-  fmt::print("memory: arena {} for {} of intermediates; weights {}\n", human_bytes(m.arena_bytes),
-             human_bytes(m.intermediate_bytes), human_bytes(m.weights_bytes));
+  fmt::print("memory: arena {} for {} of intermediates ({} stored channel-blocked); weights {}\n",
+             human_bytes(m.arena_bytes), human_bytes(m.intermediate_bytes), m.blocked_tensors,
+             human_bytes(m.weights_bytes));
   fmt::print("time: tune {:.1f} s, stitch {:.1f} s, validate {:.1f} s, total {:.1f} s\n",
              r.tune_seconds, r.stitch_seconds, r.validate_seconds, r.total_seconds);
 }
@@ -129,6 +132,9 @@ void add_optimize_command(CLI::App& app) {
                   "those times, against kernels chosen for a lucky first measurement (default 8; "
                   "0: none)")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--plain-between-kernels", args->plain_between_kernels,
+                "Store every intermediate in the model's layout, none channel-blocked between "
+                "oneDNN convolutions (an ablation: each kernel then reorders its tensors)");
   cmd->add_flag("--analytic", args->analytic,
                 "Measure nothing: plan with estimated costs (roofline bound + 2 us per kernel) "
                 "and the first backend that accepts each kernel; quick, for checking code "

@@ -21,6 +21,28 @@ std::unique_ptr<Kernel> dnnl_compile(const Graph& kernel, const std::string& con
 /// weights oneDNN would store row-major.
 std::vector<std::string> dnnl_configs(const Graph& kernel);
 
+/// The tensors of a kernel that its primitives read or write channel-blocked (nChw16c with
+/// AVX-512, nChw8c below) in a configuration, and that a module may therefore store blocked, so
+/// that the kernel skips its reorder: inputs (by index) read whole as the first convolution's
+/// source or as a binary post-op operand of a blocked destination, and the output. Only
+/// tensors of whole channel blocks (C a multiple of dnnl_channel_block()) qualify, whose blocked
+/// bytes are as many as their plain ones.
+struct DnnlBlockedPorts {
+  std::vector<int> inputs;
+  bool output = false;
+};
+
+/// The ports of `kernel` in `config` (one of "" and dnnl_configs()) that may be stored blocked;
+/// none when the backend does not accept the kernel.
+DnnlBlockedPorts dnnl_blocked_ports(const Graph& kernel, const std::string& config);
+
+/// `config` with `stored` (some of dnnl_blocked_ports()) stored channel-blocked: the kernel then
+/// reads and writes those tensors in oneDNN's blocked layout.
+std::string dnnl_with_stored_blocked(const std::string& config, const DnnlBlockedPorts& stored);
+
+/// The channel block of oneDNN's blocked activations on this CPU: 16 with AVX-512, else 8.
+int64_t dnnl_channel_block();
+
 /// Where a oneDNN kernel's time goes (summed over runs), for the benchmark.
 struct DnnlStageTimes {
   double reorder_s = 0;    // layout reorders into and out of the primitive

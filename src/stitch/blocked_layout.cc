@@ -1,0 +1,126 @@
+#include "stitch/blocked_layout.h"
+
+#include <unordered_map>
+
+#include "codegen/dnnl/dnnl_backend.h"
+#include "codegen/kernel.h"
+#include "ir/op_registry.h"
+
+namespace orch::stitch {
+namespace {
+
+// A tensor with whole channel blocks: N, C, spatial..., C a multiple of `block`.
+bool whole_blocks(const Shape& shape, int64_t block) {
+  return shape.size() >= 3 && shape.size() <= 5 && shape[1] % block == 0;
+}
+
+bool oblivious_node(const Graph& kernel, const Node& node, int64_t block) {
+  const OpSchema* schema = find_op(node.op);
+  if (schema != nullptr && schema->category == Category::Elementwise) return true;
+  if (node.op == "prim.Broadcast")
+    return num_elements(kernel.value(node.inputs[0]).type.shape) == 1;
+  if (node.op != "prim.Concat") return false;
+  const Shape& out = kernel.value(node.outputs[0]).type.shape;
+  int64_t axis = attr_int(node.attrs, "axis", 0);
+  if (axis < 0) axis += static_cast<int64_t>(out.size());
+  if (axis != 1) return false;
+  for (ValueId in : node.inputs)
+    if (!whole_blocks(kernel.value(in).type.shape, block)) return false;
+  return true;
+}
+
+// How a kernel lets the module store its tensors (by value name); an `oblivious` kernel needs
+// all its `blockable` tensors stored alike.
+struct KernelPorts {
+  std::vector<std::string> blockable;  // may be stored blocked
+  std::vector<std::string> plain;      // must be stored plain
+  bool oblivious = false;
+};
+
+KernelPorts ports_of(const Graph& graph, const StitchedKernel& k, int64_t block) {
+  KernelPorts ports;
+  if (k.backend == "halide" && layout_oblivious(k.graph, block)) {
+    ports.oblivious = true;
+    for (const KernelValue& v : k.inputs)
+      if (num_elements(v.type.shape) > 1) ports.blockable.push_back(v.value);
+    for (const KernelValue& v : k.outputs) ports.blockable.push_back(v.value);
+    return ports;
+  }
+  std::vector<bool> input_ok(k.inputs.size()), output_ok(k.outputs.size());
+  if (k.backend == "dnnl") {
+    std::vector<ValueId> outputs;
+    for (const KernelValue& v : k.outputs) outputs.push_back(graph.find_value(v.value));
+    Graph kernel = codegen::extract_kernel(graph, k.primitives, outputs);
+    // extract_kernel's inputs are k.inputs, in order: the non-constant ones.
+    codegen::DnnlBlockedPorts blocked = codegen::dnnl_blocked_ports(kernel, k.choice.config);
+    for (int i : blocked.inputs) input_ok[i] = true;
+    output_ok[0] = blocked.output;
+  }
+  for (size_t i = 0; i < k.inputs.size(); ++i)
+    (input_ok[i] ? ports.blockable : ports.plain).push_back(k.inputs[i].value);
+  for (size_t i = 0; i < k.outputs.size(); ++i)
+    (output_ok[i] ? ports.blockable : ports.plain).push_back(k.outputs[i].value);
+  return ports;
+}
+
+}  // namespace
+
+bool layout_oblivious(const Graph& kernel, int64_t block) {
+  for (ValueId in : kernel.inputs())
+    if (num_elements(kernel.value(in).type.shape) > 1 &&
+        !whole_blocks(kernel.value(in).type.shape, block))
+      return false;
+  for (ValueId out : kernel.outputs())
+    if (!whole_blocks(kernel.value(out).type.shape, block)) return false;
+  for (NodeId n = 0; n < static_cast<NodeId>(kernel.num_nodes()); ++n) {
+    const Node& node = kernel.node(n);
+    for (ValueId in : node.inputs)
+      if (kernel.value(in).is_constant() && num_elements(kernel.value(in).type.shape) > 1)
+        return false;
+    if (!oblivious_node(kernel, node, block)) return false;
+  }
+  return true;
+}
+
+int store_blocked_between_kernels(const Graph& graph, ModuleLayout& layout) {
+  int64_t block = codegen::dnnl_channel_block();
+  // Arena tensors of whole blocks start out blocked; module outputs copied from one stay plain.
+  std::unordered_map<std::string, bool> blocked;
+  for (const ArenaBuffer& b : layout.buffers)
+    blocked[b.value] = whole_blocks(graph.value(graph.find_value(b.value)).type.shape, block);
+  for (const KernelValue& out : layout.outputs) blocked[out.value] = false;
+  std::vector<KernelPorts> ports;
+  for (const StitchedKernel& k : layout.kernels) ports.push_back(ports_of(graph, k, block));
+  auto is_blocked = [&](const std::string& v) {
+    auto it = blocked.find(v);
+    return it != blocked.end() && it->second;
+  };
+  // Each round only turns tensors plain, so this ends.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const KernelPorts& p : ports) {
+      bool all = true;
+      for (const std::string& v : p.blockable) all = all && is_blocked(v);
+      std::vector<std::string> plain = p.plain;
+      if (p.oblivious && !all) plain.insert(plain.end(), p.blockable.begin(), p.blockable.end());
+      for (const std::string& v : plain)
+        if (is_blocked(v)) blocked[v] = false, changed = true;
+    }
+  }
+  for (StitchedKernel& k : layout.kernels) {
+    for (std::vector<KernelValue>* values : {&k.inputs, &k.outputs})
+      for (KernelValue& v : *values)
+        if (is_blocked(v.value)) v.channel_block = block;
+    if (k.backend != "dnnl") continue;
+    codegen::DnnlBlockedPorts stored;
+    for (size_t i = 0; i < k.inputs.size(); ++i)
+      if (is_blocked(k.inputs[i].value)) stored.inputs.push_back(static_cast<int>(i));
+    stored.output = is_blocked(k.outputs[0].value);
+    k.choice.config = codegen::dnnl_with_stored_blocked(k.choice.config, stored);
+  }
+  int count = 0;
+  for (const auto& [value, b] : blocked) count += b;
+  return count;
+}
+
+}  // namespace orch::stitch

@@ -1,0 +1,29 @@
+// Private to src/stitch: which intermediates a CPU module stores channel-blocked.
+//
+// A oneDNN convolution kernel measured in the blocked layout (nChw16c with AVX-512) reorders its
+// plain source into it and its result back, and the next convolution reorders it in again: on
+// YOLOX-Nano at one thread, 80 reorders per run cost 0.85 ms of 10 (ONNX Runtime, which keeps
+// its NCHWc layout across the network, runs 9). So after the plan is laid out, a tensor between
+// kernels is stored blocked where every kernel touching it can take it that way: a oneDNN
+// kernel that reads or writes it whole in the blocked layout (codegen::dnnl_blocked_ports), or
+// a kernel whose meaning does not depend on the layout (elementwise over same-shape tensors,
+// scalars broadcast, a channel concat of whole blocks), which then stores all its tensors so.
+// The plan's costs were measured with the reorders; the module is faster than the plan says.
+#pragma once
+
+#include "ir/graph.h"
+#include "stitch/module_layout.h"
+
+namespace orch::stitch {
+
+/// Stores blocked every arena tensor of `layout` that its kernels allow (see above), adding the
+/// stored-blocked ports to its oneDNN kernels' configurations; `graph` is the primitive graph
+/// the kernels were extracted from. Returns how many tensors are stored blocked.
+int store_blocked_between_kernels(const Graph& graph, ModuleLayout& layout);
+
+/// Whether `kernel` computes the same whatever the channel-blocked layout of `block` its
+/// non-scalar inputs and outputs are stored in (all in the same one): every node elementwise,
+/// a broadcast scalar, or a concat along the channels of whole blocks.
+bool layout_oblivious(const Graph& kernel, int64_t block);
+
+}  // namespace orch::stitch

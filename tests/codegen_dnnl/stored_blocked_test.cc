@@ -1,0 +1,137 @@
+// Tensors a module stores channel-blocked between oneDNN kernels (configuration
+// "stored_blocked="): which ports a kernel offers, and that a kernel reading and writing them
+// blocked computes what the interpreter computes.
+#include "../common/conv_cases.h"
+#include "dnnl_test_util.h"
+#include "ir/error.h"
+
+namespace orch::codegen::dnnl_test {
+namespace {
+
+using conv_cases::conv_attrs;
+using conv_cases::ConvCase;
+using conv_cases::Ints;
+
+// Element (n, c, x) of a plain [N, C, ...] tensor at its place in blocks of `block` channels.
+int64_t blocked_index(const Shape& s, int64_t n, int64_t c, int64_t x, int64_t block) {
+  int64_t inner = num_elements(s) / (s[0] * s[1]);
+  return ((n * (s[1] / block) + c / block) * inner + x) * block + c % block;
+}
+
+// `t` stored channel-blocked (blocked = true) or back (false).
+Tensor reblock(const Tensor& t, bool blocked) {
+  int64_t block = dnnl_channel_block();
+  const Shape& s = t.shape();
+  Tensor out(t.dtype(), s);
+  int64_t inner = num_elements(s) / (s[0] * s[1]);
+  for (int64_t n = 0; n < s[0]; ++n)
+    for (int64_t c = 0; c < s[1]; ++c)
+      for (int64_t x = 0; x < inner; ++x) {
+        int64_t plain = (n * s[1] + c) * inner + x, at = blocked_index(s, n, c, x, block);
+        if (blocked)
+          out.set(at, t.get(plain));
+        else
+          out.set(plain, t.get(at));
+      }
+  return out;
+}
+
+// A 3x3 convolution with bias and ReLU plus a residual input, channels in whole blocks.
+struct Residual {
+  Net n;
+  Residual(int64_t channels = 32) {
+    ValueId x = n.input({1, channels, 10, 9});
+    ValueId skip = n.input({1, channels, 10, 9});
+    ValueId y = n.op("prim.Conv", {x, n.weights({channels, channels, 3, 3}, 1)},
+                     conv_attrs({.pads = {1, 1, 1, 1}}));
+    y = n.ew("relu", {n.bias(y, 1, true, 2)});
+    n.b.output(n.ew("add", {y, skip}));
+  }
+};
+
+TEST(DnnlStoredBlocked, BlockedConvolutionOffersItsSourceResidualAndOutput) {
+  Residual r;
+  DnnlBlockedPorts ports = dnnl_blocked_ports(r.n.g, "layout=blocked");
+  EXPECT_EQ(ports.inputs, (std::vector<int>{0, 1}));
+  EXPECT_TRUE(ports.output);
+}
+
+TEST(DnnlStoredBlocked, KernelOnBlockedTensorsMatchesTheInterpreter) {
+  Residual r;
+  std::string config = dnnl_with_stored_blocked("layout=blocked", {.inputs = {0, 1}, .output = true});
+  EXPECT_EQ(config, "layout=blocked;stored_blocked=i0,i1,o0");
+  std::unique_ptr<Kernel> kernel = dnnl_compile(r.n.g, config);
+  std::vector<Tensor> inputs = interp::random_inputs(r.n.g, 5);
+  std::vector<Tensor> want = interp::interpret(r.n.g, inputs);
+  std::vector<Tensor> blocked = {reblock(inputs[0], true), reblock(inputs[1], true)};
+  const TensorType& t = r.n.g.value(r.n.g.outputs()[0]).type;
+  Tensor out(t.dtype, t.shape);
+  kernel->run(blocked, std::span<Tensor>(&out, 1));
+  Tensor got = reblock(out, false);
+  for (int64_t i = 0; i < got.numel(); ++i)
+    ASSERT_NEAR(got.get(i), want[0].get(i), tolerance(want[0].get(i))) << i;
+}
+
+// Only the source blocked: the output reorders back to the plain layout as before.
+TEST(DnnlStoredBlocked, SourceAloneMatchesTheInterpreter) {
+  Residual r;
+  std::unique_ptr<Kernel> kernel = dnnl_compile(r.n.g, "layout=blocked;stored_blocked=i0");
+  std::vector<Tensor> inputs = interp::random_inputs(r.n.g, 6);
+  std::vector<Tensor> want = interp::interpret(r.n.g, inputs);
+  std::vector<Tensor> args = {reblock(inputs[0], true), inputs[1]};
+  const TensorType& t = r.n.g.value(r.n.g.outputs()[0]).type;
+  Tensor out(t.dtype, t.shape);
+  kernel->run(args, std::span<Tensor>(&out, 1));
+  for (int64_t i = 0; i < out.numel(); ++i)
+    ASSERT_NEAR(out.get(i), want[0].get(i), tolerance(want[0].get(i))) << i;
+}
+
+// Channels that do not fill whole blocks would take more bytes blocked than plain.
+TEST(DnnlStoredBlocked, PartialChannelBlocksAreNotOffered) {
+  Residual r(dnnl_channel_block() + 4);
+  DnnlBlockedPorts ports = dnnl_blocked_ports(r.n.g, "layout=blocked");
+  EXPECT_TRUE(ports.inputs.empty());
+  EXPECT_FALSE(ports.output);
+}
+
+// A source read through a Transpose is not the tensor the module stores.
+TEST(DnnlStoredBlocked, TransposedSourceIsNotOffered) {
+  Net n;
+  ValueId x = n.op("prim.Transpose", {n.input({1, 10, 9, 32})}, {{"perm", Ints{0, 3, 1, 2}}});
+  n.b.output(n.op("prim.Conv", {x, n.weights({32, 32, 3, 3}, 1)}, conv_attrs({.pads = {1, 1, 1, 1}})));
+  DnnlBlockedPorts ports = dnnl_blocked_ports(n.g, "layout=blocked");
+  EXPECT_TRUE(ports.inputs.empty());
+  EXPECT_TRUE(ports.output);
+}
+
+// In the plain layout the convolution reads and writes plain tensors: nothing to offer.
+TEST(DnnlStoredBlocked, PlainLayoutOffersNothing) {
+  Net n;
+  n.b.output(n.op("prim.Conv", {n.input({1, 32, 13, 13}), n.weights({64, 32, 1, 1}, 4)},
+                  conv_attrs({.pads = {0, 0, 0, 0}})));
+  DnnlBlockedPorts ports = dnnl_blocked_ports(n.g, "layout=plain");
+  EXPECT_TRUE(ports.inputs.empty());
+  EXPECT_FALSE(ports.output);
+}
+
+void expect_refused(const Graph& g, const std::string& config, const std::string& message) {
+  try {
+    dnnl_compile(g, config);
+    ADD_FAILURE() << "'" << config << "' compiled";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+  }
+}
+
+TEST(DnnlStoredBlocked, BadPortsAreNamed) {
+  Residual r;
+  expect_refused(r.n.g, "layout=blocked;stored_blocked=i7", "no input 7 to store channel-blocked");
+  expect_refused(r.n.g, "stored_blocked=x1", "stored-blocked port 'x1' is neither");
+  expect_refused(r.n.g, "layout=blocked;layout=plain", "sets two layouts");
+  Residual partial(dnnl_channel_block() + 4);
+  expect_refused(partial.n.g, "stored_blocked=o0", "has no whole channel blocks");
+  expect_refused(partial.n.g, "stored_blocked=i0", "partial channel block");
+}
+
+}  // namespace
+}  // namespace orch::codegen::dnnl_test
