@@ -1,10 +1,12 @@
 #include "stitch/blocked_layout.h"
 
+#include <optional>
 #include <unordered_map>
 
 #include "codegen/dnnl/dnnl_backend.h"
 #include "codegen/kernel.h"
 #include "ir/op_registry.h"
+#include "stitch/block_shaped.h"
 
 namespace orch::stitch {
 namespace {
@@ -35,23 +37,37 @@ struct KernelPorts {
   std::vector<std::string> blockable;  // may be stored blocked
   std::vector<std::string> plain;      // must be stored plain
   bool oblivious = false;
+  /// A Halide kernel that is not oblivious, but is over block shapes (block_shaped.h).
+  std::optional<Graph> block_shaped;
 };
+
+// The kernel as extracted from `graph`: its constants constants, its inputs k.inputs but the
+// weights, in order.
+Graph extracted(const Graph& graph, const StitchedKernel& k) {
+  std::vector<ValueId> outputs;
+  for (const KernelValue& v : k.outputs) outputs.push_back(graph.find_value(v.value));
+  return codegen::extract_kernel(graph, k.primitives, outputs);
+}
 
 KernelPorts ports_of(const Graph& graph, const StitchedKernel& k, int64_t block) {
   KernelPorts ports;
-  if (k.backend == "halide" && layout_oblivious(k.graph, block)) {
-    ports.oblivious = true;
+  if (k.backend == "halide") {
+    ports.oblivious = layout_oblivious(k.graph, block);
+    if (!ports.oblivious) ports.block_shaped = block_shaped_kernel(extracted(graph, k), block);
+  }
+  if (ports.oblivious || ports.block_shaped) {
+    // Weights (per-channel constants of a block-shaped kernel) are rearranged, not stored.
     for (const KernelValue& v : k.inputs)
-      if (num_elements(v.type.shape) > 1) ports.blockable.push_back(v.value);
+      if (num_elements(v.type.shape) > 1 && v.at.region != Region::weights)
+        ports.blockable.push_back(v.value);
     for (const KernelValue& v : k.outputs) ports.blockable.push_back(v.value);
+    ports.oblivious = true;
     return ports;
   }
   std::vector<bool> input_ok(k.inputs.size()), output_ok(k.outputs.size());
   if (k.backend == "dnnl") {
-    std::vector<ValueId> outputs;
-    for (const KernelValue& v : k.outputs) outputs.push_back(graph.find_value(v.value));
-    Graph kernel = codegen::extract_kernel(graph, k.primitives, outputs);
-    // extract_kernel's inputs are k.inputs, in order: the non-constant ones.
+    Graph kernel = extracted(graph, k);
+    // Its inputs are k.inputs, in order: external kernels' weights are not among them.
     codegen::DnnlBlockedPorts blocked = codegen::dnnl_blocked_ports(kernel, k.choice.config);
     for (int i : blocked.inputs) input_ok[i] = true;
     output_ok[0] = blocked.output;
@@ -107,10 +123,17 @@ int store_blocked_between_kernels(const Graph& graph, ModuleLayout& layout) {
         if (is_blocked(v)) blocked[v] = false, changed = true;
     }
   }
-  for (StitchedKernel& k : layout.kernels) {
+  for (size_t i = 0; i < layout.kernels.size(); ++i) {
+    StitchedKernel& k = layout.kernels[i];
     for (std::vector<KernelValue>* values : {&k.inputs, &k.outputs})
       for (KernelValue& v : *values)
         if (is_blocked(v.value)) v.channel_block = block;
+    if (ports[i].block_shaped && is_blocked(k.outputs[0].value)) {
+      k.graph = std::move(*ports[i].block_shaped);
+      std::erase_if(k.inputs, [](const KernelValue& v) { return v.at.region == Region::weights; });
+      k.block_shaped = true;
+      k.choice.config.clear();  // the tuned schedule was for the plain shapes
+    }
     if (k.backend != "dnnl") continue;
     codegen::DnnlBlockedPorts stored;
     for (size_t i = 0; i < k.inputs.size(); ++i)

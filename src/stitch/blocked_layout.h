@@ -7,7 +7,9 @@
 // kernels is stored blocked where every kernel touching it can take it that way: a oneDNN
 // kernel that reads or writes it whole in the blocked layout (codegen::dnnl_blocked_ports), or
 // a kernel whose meaning does not depend on the layout (elementwise over same-shape tensors,
-// scalars broadcast, a channel concat of whole blocks), which then stores all its tensors so.
+// scalars broadcast, a channel concat of whole blocks), which then stores all its tensors so, or
+// a Halide kernel that computes channel by channel (per-channel constants broadcast too), then
+// rewritten over the block shapes of its tensors (block_shaped.h).
 // The plan's costs were measured with the reorders; the module is faster than the plan says.
 #pragma once
 
@@ -17,8 +19,9 @@
 namespace orch::stitch {
 
 /// Stores blocked every arena tensor of `layout` that its kernels allow (see above), adding the
-/// stored-blocked ports to its oneDNN kernels' configurations; `graph` is the primitive graph
-/// the kernels were extracted from. Returns how many tensors are stored blocked.
+/// stored-blocked ports to its oneDNN kernels' configurations and rewriting the Halide kernels
+/// that need block shapes (before they are compiled); `graph` is the primitive graph the kernels
+/// were extracted from. Returns how many tensors are stored blocked.
 int store_blocked_between_kernels(const Graph& graph, ModuleLayout& layout);
 
 /// Whether `kernel` computes the same whatever the channel-blocked layout of `block` its

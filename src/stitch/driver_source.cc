@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "ir/error.h"
+#include "stitch/block_shaped.h"
 #include "stitch/module_layout.h"
 
 namespace orch::stitch {
@@ -37,9 +38,12 @@ std::string pointer(const Location& at) {
   return "";
 }
 
-// A halide_buffer_t `b<i>` over `kv` (Halide dim k is the tensor's dim rank-1-k).
-std::string halide_buffer(const KernelValue& kv, int i) {
-  const Shape& shape = kv.type.shape;
+// A halide_buffer_t `b<i>` over `kv` (Halide dim k is the tensor's dim rank-1-k), of its block
+// shape when the kernel is block-shaped and `kv` stored channel-blocked.
+std::string halide_buffer(const KernelValue& kv, int i, bool block_shaped) {
+  const Shape shape = block_shaped && kv.channel_block > 0
+                          ? block_shape(kv.type.shape, kv.channel_block)
+                          : kv.type.shape;
   std::vector<int64_t> strides = row_major_strides(shape);
   std::string dims = "NULL";
   std::string text;
@@ -63,9 +67,9 @@ std::string halide_kernel(const StitchedKernel& k) {
   std::vector<std::string> args;
   int i = 0;
   for (const KernelValue& kv : k.inputs)
-    text += halide_buffer(kv, i), args.push_back(fmt::format("&b{}", i++));
+    text += halide_buffer(kv, i, k.block_shaped), args.push_back(fmt::format("&b{}", i++));
   for (const KernelValue& kv : k.outputs)
-    text += halide_buffer(kv, i), args.push_back(fmt::format("&b{}", i++));
+    text += halide_buffer(kv, i, k.block_shaped), args.push_back(fmt::format("&b{}", i++));
   text += fmt::format("  return orch_{}({});\n", k.name, fmt::join(args, ", "));
   return text;
 }

@@ -31,6 +31,9 @@ struct StitchedKernel {
   std::vector<KernelValue> weights;           // external kernels: constant inputs bound at load
   std::vector<codegen::CudaLaunch> launches;  // CUDA kernels: in order, on one stream
   int64_t scratch_bytes = 0;                  // CUDA kernels: the scratch buffer they use
+  /// Halide kernels: `graph` is over the block shapes of its tensors stored channel-blocked
+  /// (block_shaped.h), compiled with the default schedule.
+  bool block_shaped = false;
 };
 
 /// An arena buffer of the memory plan.

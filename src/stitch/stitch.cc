@@ -30,6 +30,15 @@ std::string pick_backend(const codegen::KernelChoice& choice, const Graph& kerne
   return "reference";
 }
 
+// `k`, laid out again, keeps the channel blocks its values had in `before`.
+void keep_channel_blocks(const StitchedKernel& before, StitchedKernel& k) {
+  for (std::vector<KernelValue>* values : {&k.inputs, &k.outputs})
+    for (KernelValue& v : *values)
+      for (const std::vector<KernelValue>* old : {&before.inputs, &before.outputs})
+        for (const KernelValue& o : *old)
+          if (o.value == v.value) v.channel_block = o.channel_block;
+}
+
 // Compiles the driver and links it with the Halide objects into kernels.so.
 void build_library(const ModuleLayout& layout, const fs::path& out, const StitchOptions& options) {
   fs::path build = out / runtime::kBuildDir;
@@ -84,12 +93,21 @@ StitchResult stitch(const Graph& graph, const OrchestrationProblem& problem, con
   fs::create_directories(out / runtime::kKernelGraphDir);
   StitchResult result;
   std::vector<ValueId> outputs;
+  std::vector<std::vector<ValueId>> kernel_outputs;
   for (size_t i = 0; i < plan.kernels.size(); ++i) {
     StitchedKernel k = plan_kernel(graph, problem, plan, choices, i, outputs);
     k.backend = pick_backend(k.choice, codegen::extract_kernel(graph, k.primitives, outputs));
     check(k.backend == "halide" || k.backend == "dnnl" || k.backend == "reference",
           "kernel {}: unknown backend '{}' for a CPU module", k.name, k.backend);
     layouter.lay_out_kernel(k, outputs, layout);
+    kernel_outputs.push_back(outputs);
+    layout.kernels.push_back(std::move(k));
+  }
+  // Once every kernel is laid out: which tensors they can share channel-blocked.
+  if (options.blocked_between_kernels)
+    result.blocked_tensors = store_blocked_between_kernels(graph, layout);
+  for (size_t i = 0; i < layout.kernels.size(); ++i) {
+    StitchedKernel& k = layout.kernels[i];
     if (k.backend == "halide") {
       try {
         std::string prefix = (out / runtime::kBuildDir / k.name).string();
@@ -100,11 +118,17 @@ StitchResult stitch(const Graph& graph, const OrchestrationProblem& problem, con
                                               "orch_" + k.name,
                                               k.choice.config.empty() ? nullptr : &schedule);
       } catch (const Error& e) {
-        // A kernel Halide cannot build ahead of time still runs, by the interpreter.
+        // A block-shaped kernel reads tensors no other backend could read as they are stored.
+        check(!k.block_shaped, "{}: Halide failed on the block-shaped kernel: {}", k.name,
+              e.what());
+        // A kernel Halide cannot build ahead of time still runs, by the interpreter (on tensors
+        // stored blocked too: the kernel is oblivious to their layout).
         result.notes.push_back(
             fmt::format("{}: Halide failed, runs as reference: {}", k.name, e.what()));
         k.backend = "reference";
-        layouter.lay_out_kernel(k, outputs, layout);
+        StitchedKernel halide = k;
+        layouter.lay_out_kernel(k, kernel_outputs[i], layout);
+        keep_channel_blocks(halide, k);
       }
     }
     if (k.external)
@@ -112,10 +136,7 @@ StitchResult stitch(const Graph& graph, const OrchestrationProblem& problem, con
     result.halide_kernels += k.backend == "halide";
     result.dnnl_kernels += k.backend == "dnnl";
     result.reference_kernels += k.backend == "reference";
-    layout.kernels.push_back(std::move(k));
   }
-  if (options.blocked_between_kernels)
-    result.blocked_tensors = store_blocked_between_kernels(graph, layout);
   layouter.place_copied_outputs(layout);
 
   build_library(layout, out, options);

@@ -58,7 +58,8 @@ TEST(DnnlStoredBlocked, BlockedConvolutionOffersItsSourceResidualAndOutput) {
 
 TEST(DnnlStoredBlocked, KernelOnBlockedTensorsMatchesTheInterpreter) {
   Residual r;
-  std::string config = dnnl_with_stored_blocked("layout=blocked", {.inputs = {0, 1}, .output = true});
+  std::string config =
+      dnnl_with_stored_blocked("layout=blocked", {.inputs = {0, 1}, .output = true});
   EXPECT_EQ(config, "layout=blocked;stored_blocked=i0,i1,o0");
   std::unique_ptr<Kernel> kernel = dnnl_compile(r.n.g, config);
   std::vector<Tensor> inputs = interp::random_inputs(r.n.g, 5);
@@ -98,7 +99,8 @@ TEST(DnnlStoredBlocked, PartialChannelBlocksAreNotOffered) {
 TEST(DnnlStoredBlocked, TransposedSourceIsNotOffered) {
   Net n;
   ValueId x = n.op("prim.Transpose", {n.input({1, 10, 9, 32})}, {{"perm", Ints{0, 3, 1, 2}}});
-  n.b.output(n.op("prim.Conv", {x, n.weights({32, 32, 3, 3}, 1)}, conv_attrs({.pads = {1, 1, 1, 1}})));
+  n.b.output(
+      n.op("prim.Conv", {x, n.weights({32, 32, 3, 3}, 1)}, conv_attrs({.pads = {1, 1, 1, 1}})));
   DnnlBlockedPorts ports = dnnl_blocked_ports(n.g, "layout=blocked");
   EXPECT_TRUE(ports.inputs.empty());
   EXPECT_TRUE(ports.output);

@@ -9,6 +9,7 @@
 #include "interp/interpreter.h"
 #include "interp/random_inputs.h"
 #include "orch/module.h"
+#include "stitch/block_shaped.h"
 #include "stitch/blocked_layout.h"
 #include "stitch_test_util.h"
 
@@ -47,8 +48,7 @@ TEST(LayoutOblivious, ConcatOfWholeBlocksIs) {
 
 TEST(LayoutOblivious, ReshapesAndPerChannelOperandsAreNot) {
   Kernel reshape;
-  reshape.b.output(
-      reshape.b.op("prim.Reshape", {reshape.input(16)}, {{"shape", Ints{1, 16, 16}}}));
+  reshape.b.output(reshape.b.op("prim.Reshape", {reshape.input(16)}, {{"shape", Ints{1, 16, 16}}}));
   EXPECT_FALSE(stitch::layout_oblivious(reshape.g, 16));
   Kernel bias;
   ValueId per_channel = bias.b.op(
@@ -60,6 +60,52 @@ TEST(LayoutOblivious, ReshapesAndPerChannelOperandsAreNot) {
   spatial.b.output(
       spatial.b.op("prim.Concat", {spatial.input(16), spatial.input(16)}, {{"axis", int64_t{2}}}));
   EXPECT_FALSE(stitch::layout_oblivious(spatial.g, 16));
+}
+
+// `t` ([N, C, spatial...]) stored in blocks of `block` channels.
+Tensor blocked(const Tensor& t, int64_t block) {
+  const Shape& s = t.shape();
+  Tensor out(t.dtype(), stitch::block_shape(s, block));
+  int64_t inner = num_elements(s) / (s[0] * s[1]);
+  for (int64_t n = 0; n < s[0]; ++n)
+    for (int64_t c = 0; c < s[1]; ++c)
+      for (int64_t x = 0; x < inner; ++x)
+        out.set(((n * (s[1] / block) + c / block) * inner + x) * block + c % block,
+                t.get((n * s[1] + c) * inner + x));
+  return out;
+}
+
+// Bias + SiLU over a convolution's output (YOLOX's), with a concat: over block shapes, the
+// interpreter computes the blocked form of what it computes over the plain ones.
+TEST(BlockShaped, BiasAndSiluMeanTheSameOverBlockShapes) {
+  Kernel k;
+  ValueId x = k.input(32), y = k.input(16);
+  ValueId bias = k.b.op("prim.Broadcast",
+                        {k.b.constant(interp::random_tensor({DType::f32, {1, 32, 1, 1}}, 4))},
+                        {{"shape", Ints{1, 32, 4, 4}}});
+  ValueId h = k.ew("add", {x, bias});
+  ValueId silu = k.ew("mul", {h, k.ew("sigmoid", {h})});
+  k.b.output(k.b.op("prim.Concat", {silu, y}, {{"axis", int64_t{1}}}));
+  EXPECT_FALSE(stitch::layout_oblivious(k.g, 16));
+  std::optional<Graph> shaped = stitch::block_shaped_kernel(k.g, 16);
+  ASSERT_TRUE(shaped.has_value());
+  EXPECT_EQ(shaped->value(shaped->outputs()[0]).type.shape, (Shape{1, 3, 16, 16}));
+  std::vector<Tensor> inputs = interp::random_inputs(k.g, 2);
+  Tensor want = blocked(interp::interpret(k.g, inputs)[0], 16);
+  std::vector<Tensor> shaped_inputs = {blocked(inputs[0], 16), blocked(inputs[1], 16)};
+  std::vector<Tensor> got = interp::interpret(*shaped, shaped_inputs);
+  for (int64_t i = 0; i < want.numel(); ++i) ASSERT_NEAR(got[0].get(i), want.get(i), 1e-6) << i;
+}
+
+TEST(BlockShaped, SpatialBroadcastsAndPartialBlocksAreRefused) {
+  Kernel rows;
+  ValueId row = rows.b.constant(interp::random_tensor({DType::f32, {1, 16, 4, 1}}, 1));
+  rows.b.output(rows.ew(
+      "add", {rows.input(16), rows.b.op("prim.Broadcast", {row}, {{"shape", Ints{1, 16, 4, 4}}})}));
+  EXPECT_FALSE(stitch::block_shaped_kernel(rows.g, 16).has_value());
+  Kernel partial;
+  partial.b.output(partial.ew("relu", {partial.input(24)}));
+  EXPECT_FALSE(stitch::block_shaped_kernel(partial.g, 16).has_value());
 }
 
 ValueId conv(Builder& b, ValueId x, int64_t in, int64_t out, int64_t k, uint64_t seed) {
@@ -83,7 +129,7 @@ Graph csp_model() {
 
 struct Built {
   nlohmann::json manifest;
-  int stored = 0;        // oneDNN kernels with a stored-blocked port
+  int stored = 0;          // oneDNN kernels with a stored-blocked port
   int blocked_values = 0;  // kernel inputs and outputs marked channel-blocked
 };
 
@@ -129,6 +175,44 @@ TEST(BlockedLayout, ConvolutionsKeepTheirTensorsBlockedAcrossAConcat) {
   Built off = build(m, "csp_plain", false);
   EXPECT_EQ(off.stored, 0);
   EXPECT_EQ(off.blocked_values, 0);
+}
+
+// A convolution's bias and SiLU left to Halide between two blocked oneDNN convolutions: the
+// Halide kernel is rewritten over the block shapes, and no tensor between them is plain.
+TEST(BlockedLayout, HalideBiasAndSiluRunOnBlockedTensors) {
+  Graph g;
+  g.name = "conv_silu_conv";
+  Builder b(g);
+  ValueId x = b.input("x", {DType::f32, {1, 16, 8, 8}});
+  ValueId w1 = b.constant(interp::random_tensor({DType::f32, {32, 16, 3, 3}}, 1));
+  ValueId bias = b.constant(interp::random_tensor({DType::f32, {32}}, 2));
+  ValueId h = b.op("Conv", {x, w1, bias}, {{"pads", Ints{1, 1, 1, 1}}});
+  ValueId silu = b.op("Mul", {h, b.op("Sigmoid", {h})});
+  ValueId w2 = b.constant(interp::random_tensor({DType::f32, {16, 32, 3, 3}}, 3));
+  b.output(b.op("Conv", {silu, w2}, {{"pads", Ints{1, 1, 1, 1}}}));
+  PlannedModel m = plan_model(g);
+  // As if oneDNN convolutions measured fastest alone and blocked, their epilogues on Halide.
+  for (size_t i = 0; i < m.choices.size(); ++i) {
+    bool conv = false, elementwise = false;
+    for (int p : m.problem.candidates[i].primitives) {
+      conv |= m.graph.node(p).op == "prim.Conv";
+      elementwise |= m.graph.node(p).op == "prim.Elementwise";
+    }
+    if (m.choices[i].backend == "dnnl") m.choices[i].config = "layout=blocked";
+    if (conv && (elementwise || m.choices[i].backend != "dnnl"))
+      m.problem.candidates[i].cost_us = 1e6;
+  }
+  m.plan = orchestrate(m.problem);
+  Built on = build(m, "conv_silu_conv", true);
+  int block_shaped = 0;
+  for (const auto& k : on.manifest["kernels"]) {
+    if (k["backend"] != "halide") continue;
+    bool blocked_in = false;
+    for (const auto& v : k["inputs"]) blocked_in |= v.contains("channel_block");
+    block_shaped += blocked_in;
+  }
+  EXPECT_EQ(block_shaped, 1) << on.manifest.dump(1);
+  EXPECT_EQ(on.stored, 2);
 }
 
 }  // namespace

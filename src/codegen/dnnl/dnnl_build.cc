@@ -231,5 +231,4 @@ UserDescs user_descs(const Graph& kernel, const LinearPlan& plan) {
   return {view_desc(plan.src), view_desc(weights), dst, bias};
 }
 
-
 }  // namespace orch::codegen::dnnl_build

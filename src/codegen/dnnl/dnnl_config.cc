@@ -26,8 +26,9 @@ void parse_stored_blocked(std::string_view ports, Config& config) {
       continue;
     }
     std::string digits(port.substr(std::min<size_t>(1, port.size())));
-    bool number = !digits.empty() && digits.size() < 6 &&
-                  std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
+    bool number =
+        !digits.empty() && digits.size() < 6 &&
+        std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
     check(port.starts_with('i') && number,
           "oneDNN backend: stored-blocked port '{}' is neither i<input index> nor o0", port);
     config.blocked_inputs.push_back(std::stoi(digits));
@@ -54,9 +55,10 @@ Config parse_config(const std::string& text) {
     else if (token == kTransposedWeights)
       config.transposed_weights = true;
     else
-      fail("oneDNN backend: unknown configuration '{}' (known: '{}', '{}', '{}', and '{}' with "
-           "ports)",
-           text, kPlainLayout, kBlockedLayout, kTransposedWeights, kStoredBlocked);
+      fail(
+          "oneDNN backend: unknown configuration '{}' (known: '{}', '{}', '{}', and '{}' with "
+          "ports)",
+          text, kPlainLayout, kBlockedLayout, kTransposedWeights, kStoredBlocked);
   }
   return config;
 }
