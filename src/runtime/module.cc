@@ -2,10 +2,10 @@
 // with the context's arena, external kernels and hooks called back from it.
 #include <dlfcn.h>
 
-#include <algorithm>
 #include <cstring>
 #include <thread>
 
+#include "codegen/channel_blocks.h"
 #include "codegen/dnnl/dnnl_backend.h"
 #include "ir/error.h"
 #include "orch/module.h"
@@ -51,24 +51,6 @@ Tensor view(const TensorType& type, void* data) {
                       std::shared_ptr<const void>(std::shared_ptr<const void>(), data), data);
 }
 
-// A row-major copy of a value stored channel-blocked (KernelValue::channel_block), for a hook.
-Tensor unblocked(const TensorType& type, const void* data, int64_t block) {
-  Tensor out(type.dtype, type.shape);
-  const Shape& s = type.shape;
-  int64_t batch = s[0], channels = s[1],
-          inner = num_elements(s) / std::max<int64_t>(1, batch * channels);
-  size_t size = dtype_size(type.dtype);
-  const auto* from = static_cast<const std::byte*>(data);
-  std::byte* to = out.mutable_bytes();
-  for (int64_t n = 0; n < batch; ++n)
-    for (int64_t c = 0; c < channels; ++c)
-      for (int64_t x = 0; x < inner; ++x) {
-        int64_t at = ((n * (channels / block) + c / block) * inner + x) * block + c % block;
-        std::memcpy(to + ((n * channels + c) * inner + x) * size, from + at * size, size);
-      }
-  return out;
-}
-
 int run_external(void* user, int kernel, const void* const* inputs, void* const* outputs) {
   auto* state = static_cast<RunState*>(user);
   try {
@@ -102,8 +84,9 @@ int after_kernel(void* user, int kernel) {
     if (state->hook_outputs == HookOutputs::values)
       for (const KernelValue& kv : m.kernel_outputs.at(kernel)) {
         void* data = address(*state->frame, kv.at);
-        outs.push_back(kv.channel_block > 0 ? unblocked(kv.type, data, kv.channel_block)
-                                            : view(kv.type, data));
+        outs.push_back(kv.channel_block > 0
+                           ? codegen::from_channel_blocks(view(kv.type, data), kv.channel_block)
+                           : view(kv.type, data));
       }
     (*state->hook)(kernel, outs);
     return 0;

@@ -2,6 +2,7 @@
 // "stored_blocked="): which ports a kernel offers, and that a kernel reading and writing them
 // blocked computes what the interpreter computes.
 #include "../common/conv_cases.h"
+#include "codegen/channel_blocks.h"
 #include "dnnl_test_util.h"
 #include "ir/error.h"
 
@@ -12,28 +13,10 @@ using conv_cases::conv_attrs;
 using conv_cases::ConvCase;
 using conv_cases::Ints;
 
-// Element (n, c, x) of a plain [N, C, ...] tensor at its place in blocks of `block` channels.
-int64_t blocked_index(const Shape& s, int64_t n, int64_t c, int64_t x, int64_t block) {
-  int64_t inner = num_elements(s) / (s[0] * s[1]);
-  return ((n * (s[1] / block) + c / block) * inner + x) * block + c % block;
-}
-
-// `t` stored channel-blocked (blocked = true) or back (false).
+// `t` stored channel-blocked as this CPU's oneDNN blocks (blocked = true) or back (false).
 Tensor reblock(const Tensor& t, bool blocked) {
-  int64_t block = dnnl_channel_block();
-  const Shape& s = t.shape();
-  Tensor out(t.dtype(), s);
-  int64_t inner = num_elements(s) / (s[0] * s[1]);
-  for (int64_t n = 0; n < s[0]; ++n)
-    for (int64_t c = 0; c < s[1]; ++c)
-      for (int64_t x = 0; x < inner; ++x) {
-        int64_t plain = (n * s[1] + c) * inner + x, at = blocked_index(s, n, c, x, block);
-        if (blocked)
-          out.set(at, t.get(plain));
-        else
-          out.set(plain, t.get(at));
-      }
-  return out;
+  return blocked ? to_channel_blocks(t, dnnl_channel_block())
+                 : from_channel_blocks(t, dnnl_channel_block());
 }
 
 // A 3x3 convolution with bias and ReLU plus a residual input, channels in whole blocks.

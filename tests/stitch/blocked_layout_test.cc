@@ -6,6 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "codegen/channel_blocks.h"
 #include "interp/interpreter.h"
 #include "interp/random_inputs.h"
 #include "orch/module.h"
@@ -62,17 +63,10 @@ TEST(LayoutOblivious, ReshapesAndPerChannelOperandsAreNot) {
   EXPECT_FALSE(stitch::layout_oblivious(spatial.g, 16));
 }
 
-// `t` ([N, C, spatial...]) stored in blocks of `block` channels.
+// `t` ([N, C, spatial...]) stored in blocks of `block` channels, as a tensor of its block shape.
 Tensor blocked(const Tensor& t, int64_t block) {
-  const Shape& s = t.shape();
-  Tensor out(t.dtype(), stitch::block_shape(s, block));
-  int64_t inner = num_elements(s) / (s[0] * s[1]);
-  for (int64_t n = 0; n < s[0]; ++n)
-    for (int64_t c = 0; c < s[1]; ++c)
-      for (int64_t x = 0; x < inner; ++x)
-        out.set(((n * (s[1] / block) + c / block) * inner + x) * block + c % block,
-                t.get((n * s[1] + c) * inner + x));
-  return out;
+  auto stored = std::make_shared<Tensor>(codegen::to_channel_blocks(t, block));
+  return Tensor::wrap(t.dtype(), stitch::block_shape(t.shape(), block), stored, stored->bytes());
 }
 
 // Bias + SiLU over a convolution's output (YOLOX's), with a concat: over block shapes, the
