@@ -6,13 +6,9 @@
 namespace orch::stitch {
 namespace {
 
-bool whole_blocks(const Shape& shape, int64_t block) {
-  return shape.size() >= 3 && shape.size() <= 5 && shape[1] % block == 0;
-}
-
 // A constant of one value per channel: every dim 1 but the channels, in whole blocks.
 bool per_channel(const Shape& shape, int64_t block) {
-  if (!whole_blocks(shape, block)) return false;
+  if (!whole_channel_blocks(shape, block)) return false;
   for (size_t d = 0; d < shape.size(); ++d)
     if (d != 1 && shape[d] != 1) return false;
   return true;
@@ -34,6 +30,10 @@ std::optional<Tensor> block_shaped_constant(const Tensor& c, int64_t block) {
 
 }  // namespace
 
+bool whole_channel_blocks(const Shape& shape, int64_t block) {
+  return shape.size() >= 3 && shape.size() <= 5 && shape[1] % block == 0;
+}
+
 Shape block_shape(const Shape& shape, int64_t block) {
   int64_t spatial = 1;
   for (size_t d = 2; d < shape.size(); ++d) spatial *= shape[d];
@@ -47,7 +47,7 @@ std::optional<Graph> block_shaped_kernel(const Graph& kernel, int64_t block) {
   std::vector<ValueId> to(kernel.num_values(), kNoValue);
   for (ValueId in : kernel.inputs()) {
     const Value& v = kernel.value(in);
-    if (!whole_blocks(v.type.shape, block)) return std::nullopt;
+    if (!whole_channel_blocks(v.type.shape, block)) return std::nullopt;
     to[in] = b.input(v.name, {v.type.dtype, block_shape(v.type.shape, block)});
   }
   // Constants, and reshapes of constants (a bias [C] made [1, C, 1, 1]), by value.
@@ -81,7 +81,7 @@ std::optional<Graph> block_shaped_kernel(const Graph& kernel, int64_t block) {
       inputs.push_back(to[in]);
     }
     const Shape& shape = kernel.value(node.outputs[0]).type.shape;
-    if (!whole_blocks(shape, block)) return std::nullopt;
+    if (!whole_channel_blocks(shape, block)) return std::nullopt;
     const std::string& name = kernel.value(node.outputs[0]).name;
     const OpSchema* schema = find_op(node.op);
     if (schema != nullptr && schema->category == Category::Elementwise) {
@@ -97,7 +97,7 @@ std::optional<Graph> block_shaped_kernel(const Graph& kernel, int64_t block) {
       if (axis < 0) axis += static_cast<int64_t>(shape.size());
       if (axis != 1) return std::nullopt;
       for (ValueId in : node.inputs)
-        if (!whole_blocks(kernel.value(in).type.shape, block)) return std::nullopt;
+        if (!whole_channel_blocks(kernel.value(in).type.shape, block)) return std::nullopt;
       to[node.outputs[0]] = b.op(node.op, inputs, {{"axis", int64_t{1}}}, name);
     } else {
       return std::nullopt;

@@ -15,6 +15,10 @@
 
 namespace orch::stitch {
 
+/// Whether a tensor of `shape` ([N, C, spatial...], rank 3 to 5) has whole blocks of `block`
+/// channels: only then does it take as many bytes channel-blocked as plain.
+bool whole_channel_blocks(const Shape& shape, int64_t block);
+
 /// [N, C/block, S, block] for a tensor of [N, C, spatial...] (C a multiple of `block`).
 Shape block_shape(const Shape& shape, int64_t block);
 

@@ -1,5 +1,6 @@
 #include "stitch/blocked_layout.h"
 
+#include <algorithm>
 #include <optional>
 #include <unordered_map>
 
@@ -10,11 +11,6 @@
 
 namespace orch::stitch {
 namespace {
-
-// A tensor with whole channel blocks: N, C, spatial..., C a multiple of `block`.
-bool whole_blocks(const Shape& shape, int64_t block) {
-  return shape.size() >= 3 && shape.size() <= 5 && shape[1] % block == 0;
-}
 
 bool oblivious_node(const Graph& kernel, const Node& node, int64_t block) {
   const OpSchema* schema = find_op(node.op);
@@ -27,7 +23,7 @@ bool oblivious_node(const Graph& kernel, const Node& node, int64_t block) {
   if (axis < 0) axis += static_cast<int64_t>(out.size());
   if (axis != 1) return false;
   for (ValueId in : node.inputs)
-    if (!whole_blocks(kernel.value(in).type.shape, block)) return false;
+    if (!whole_channel_blocks(kernel.value(in).type.shape, block)) return false;
   return true;
 }
 
@@ -52,7 +48,11 @@ Graph extracted(const Graph& graph, const StitchedKernel& k) {
 KernelPorts ports_of(const Graph& graph, const StitchedKernel& k, int64_t block) {
   KernelPorts ports;
   if (k.backend == "halide") {
-    ports.oblivious = layout_oblivious(k.graph, block);
+    // Large constants are inputs of k.graph, read from weights.bin as they are: plain.
+    bool plain_weights = std::any_of(k.inputs.begin(), k.inputs.end(), [](const KernelValue& v) {
+      return v.at.region == Region::weights && num_elements(v.type.shape) > 1;
+    });
+    ports.oblivious = !plain_weights && layout_oblivious(k.graph, block);
     if (!ports.oblivious) ports.block_shaped = block_shaped_kernel(extracted(graph, k), block);
   }
   if (ports.oblivious || ports.block_shaped) {
@@ -84,10 +84,10 @@ KernelPorts ports_of(const Graph& graph, const StitchedKernel& k, int64_t block)
 bool layout_oblivious(const Graph& kernel, int64_t block) {
   for (ValueId in : kernel.inputs())
     if (num_elements(kernel.value(in).type.shape) > 1 &&
-        !whole_blocks(kernel.value(in).type.shape, block))
+        !whole_channel_blocks(kernel.value(in).type.shape, block))
       return false;
   for (ValueId out : kernel.outputs())
-    if (!whole_blocks(kernel.value(out).type.shape, block)) return false;
+    if (!whole_channel_blocks(kernel.value(out).type.shape, block)) return false;
   for (NodeId n = 0; n < static_cast<NodeId>(kernel.num_nodes()); ++n) {
     const Node& node = kernel.node(n);
     for (ValueId in : node.inputs)
@@ -103,7 +103,8 @@ int store_blocked_between_kernels(const Graph& graph, ModuleLayout& layout) {
   // Arena tensors of whole blocks start out blocked; module outputs copied from one stay plain.
   std::unordered_map<std::string, bool> blocked;
   for (const ArenaBuffer& b : layout.buffers)
-    blocked[b.value] = whole_blocks(graph.value(graph.find_value(b.value)).type.shape, block);
+    blocked[b.value] =
+        whole_channel_blocks(graph.value(graph.find_value(b.value)).type.shape, block);
   for (const KernelValue& out : layout.outputs) blocked[out.value] = false;
   std::vector<KernelPorts> ports;
   for (const StitchedKernel& k : layout.kernels) ports.push_back(ports_of(graph, k, block));

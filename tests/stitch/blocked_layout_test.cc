@@ -209,5 +209,34 @@ TEST(BlockedLayout, HalideBiasAndSiluRunOnBlockedTensors) {
   EXPECT_EQ(on.stored, 2);
 }
 
+// A Halide kernel adding a large constant (read from weights.bin, stored plain) to a
+// convolution's output is not oblivious to the layout: its tensors stay plain, and the module
+// still matches the interpreter kernel by kernel.
+TEST(BlockedLayout, LargeConstantsKeepAnElementwiseKernelPlain) {
+  Graph g;
+  g.name = "conv_add_conv";
+  Builder b(g);
+  ValueId x = b.input("x", {DType::f32, {1, 16, 8, 8}});
+  ValueId w1 = b.constant(interp::random_tensor({DType::f32, {32, 16, 3, 3}}, 1));
+  ValueId h = b.op("Conv", {x, w1}, {{"pads", Ints{1, 1, 1, 1}}});
+  ValueId field = b.constant(interp::random_tensor({DType::f32, {1, 32, 8, 8}}, 2));
+  ValueId w2 = b.constant(interp::random_tensor({DType::f32, {16, 32, 3, 3}}, 3));
+  b.output(b.op("Conv", {b.op("Add", {h, field}), w2}, {{"pads", Ints{1, 1, 1, 1}}}));
+  PlannedModel m = plan_model(g);
+  for (size_t i = 0; i < m.choices.size(); ++i) {
+    bool conv = false, elementwise = false;
+    for (int p : m.problem.candidates[i].primitives) {
+      conv |= m.graph.node(p).op == "prim.Conv";
+      elementwise |= m.graph.node(p).op == "prim.Elementwise";
+    }
+    if (m.choices[i].backend == "dnnl") m.choices[i].config = "layout=blocked";
+    if (conv && (elementwise || m.choices[i].backend != "dnnl"))
+      m.problem.candidates[i].cost_us = 1e6;
+  }
+  m.plan = orchestrate(m.problem);
+  Built on = build(m, "conv_add_conv", true);
+  EXPECT_EQ(on.blocked_values, 0) << on.manifest.dump(1);
+}
+
 }  // namespace
 }  // namespace orch::stitch_test
