@@ -171,6 +171,24 @@ TEST(BlockedLayout, ConvolutionsKeepTheirTensorsBlockedAcrossAConcat) {
   EXPECT_EQ(off.blocked_values, 0);
 }
 
+// `g` planned as if its oneDNN convolutions measured fastest alone and blocked, their epilogues
+// left to Halide.
+PlannedModel plan_blocked_convolutions_alone(const Graph& g) {
+  PlannedModel m = plan_model(g);
+  for (size_t i = 0; i < m.choices.size(); ++i) {
+    bool conv = false, elementwise = false;
+    for (int p : m.problem.candidates[i].primitives) {
+      conv |= m.graph.node(p).op == "prim.Conv";
+      elementwise |= m.graph.node(p).op == "prim.Elementwise";
+    }
+    if (m.choices[i].backend == "dnnl") m.choices[i].config = "layout=blocked";
+    if (conv && (elementwise || m.choices[i].backend != "dnnl"))
+      m.problem.candidates[i].cost_us = 1e6;
+  }
+  m.plan = orchestrate(m.problem);
+  return m;
+}
+
 // A convolution's bias and SiLU left to Halide between two blocked oneDNN convolutions: the
 // Halide kernel is rewritten over the block shapes, and no tensor between them is plain.
 TEST(BlockedLayout, HalideBiasAndSiluRunOnBlockedTensors) {
@@ -184,19 +202,7 @@ TEST(BlockedLayout, HalideBiasAndSiluRunOnBlockedTensors) {
   ValueId silu = b.op("Mul", {h, b.op("Sigmoid", {h})});
   ValueId w2 = b.constant(interp::random_tensor({DType::f32, {16, 32, 3, 3}}, 3));
   b.output(b.op("Conv", {silu, w2}, {{"pads", Ints{1, 1, 1, 1}}}));
-  PlannedModel m = plan_model(g);
-  // As if oneDNN convolutions measured fastest alone and blocked, their epilogues on Halide.
-  for (size_t i = 0; i < m.choices.size(); ++i) {
-    bool conv = false, elementwise = false;
-    for (int p : m.problem.candidates[i].primitives) {
-      conv |= m.graph.node(p).op == "prim.Conv";
-      elementwise |= m.graph.node(p).op == "prim.Elementwise";
-    }
-    if (m.choices[i].backend == "dnnl") m.choices[i].config = "layout=blocked";
-    if (conv && (elementwise || m.choices[i].backend != "dnnl"))
-      m.problem.candidates[i].cost_us = 1e6;
-  }
-  m.plan = orchestrate(m.problem);
+  PlannedModel m = plan_blocked_convolutions_alone(g);
   Built on = build(m, "conv_silu_conv", true);
   int block_shaped = 0;
   for (const auto& k : on.manifest["kernels"]) {
@@ -222,18 +228,7 @@ TEST(BlockedLayout, LargeConstantsKeepAnElementwiseKernelPlain) {
   ValueId field = b.constant(interp::random_tensor({DType::f32, {1, 32, 8, 8}}, 2));
   ValueId w2 = b.constant(interp::random_tensor({DType::f32, {16, 32, 3, 3}}, 3));
   b.output(b.op("Conv", {b.op("Add", {h, field}), w2}, {{"pads", Ints{1, 1, 1, 1}}}));
-  PlannedModel m = plan_model(g);
-  for (size_t i = 0; i < m.choices.size(); ++i) {
-    bool conv = false, elementwise = false;
-    for (int p : m.problem.candidates[i].primitives) {
-      conv |= m.graph.node(p).op == "prim.Conv";
-      elementwise |= m.graph.node(p).op == "prim.Elementwise";
-    }
-    if (m.choices[i].backend == "dnnl") m.choices[i].config = "layout=blocked";
-    if (conv && (elementwise || m.choices[i].backend != "dnnl"))
-      m.problem.candidates[i].cost_us = 1e6;
-  }
-  m.plan = orchestrate(m.problem);
+  PlannedModel m = plan_blocked_convolutions_alone(g);
   Built on = build(m, "conv_add_conv", true);
   EXPECT_EQ(on.blocked_values, 0) << on.manifest.dump(1);
 }
