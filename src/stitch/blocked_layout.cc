@@ -137,8 +137,8 @@ int store_blocked_between_kernels(const Graph& graph, ModuleLayout& layout) {
     }
     if (k.backend != "dnnl") continue;
     codegen::DnnlBlockedPorts stored;
-    for (size_t i = 0; i < k.inputs.size(); ++i)
-      if (is_blocked(k.inputs[i].value)) stored.inputs.push_back(static_cast<int>(i));
+    for (size_t in = 0; in < k.inputs.size(); ++in)
+      if (is_blocked(k.inputs[in].value)) stored.inputs.push_back(static_cast<int>(in));
     stored.output = is_blocked(k.outputs[0].value);
     k.choice.config = codegen::dnnl_with_stored_blocked(k.choice.config, stored);
   }
