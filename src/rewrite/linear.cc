@@ -4,7 +4,9 @@
 // convolutions of its parts. Segformer's decode head upsamples four feature maps to 1/4 of the
 // image, concatenates them and mixes the 1024 channels with a pointwise convolution: half of the
 // model's FLOPs, which run at the maps' own resolutions once the convolution moves before the
-// upsampling, and compose with the per-pixel linear layers that made the maps.
+// upsampling, and compose with the per-pixel linear layers that made the maps. A convolution over
+// a space-to-depth (YOLOX's Focus: four stride-2 slices concatenated along channels) is a
+// strided convolution of the undivided image with the same FLOPs and no intermediate.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -296,6 +298,123 @@ Graph affine_rows_sample(std::mt19937& rng) {
   return g;
 }
 
+// --- strided_conv_of_space_to_depth ----------------------------------------------------------
+
+// The parts of Conv(Concat(Slice_1(x), .., Slice_{s*s}(x), channels), W): each Slice takes every
+// s-th row and column of the same 4-D x from its own offset (dy, dx) in [0, s)^2, all of
+// batch and channels, and x's rows and columns are multiples of s.
+struct SpaceToDepth {
+  ValueId x = kNoValue;
+  int64_t s = 0;
+  std::vector<std::pair<int64_t, int64_t>> offsets;  // per part, in concat order
+};
+
+// The offset (dy, dx) of Slice `slice` over x when it is such a part of stride `s`.
+std::optional<std::pair<int64_t, int64_t>> strided_offset(const MatchContext& ctx,
+                                                          const Node& slice, int64_t s) {
+  const Shape& in = ctx.type(slice.inputs[0]).shape;
+  std::vector<int64_t> starts = attr_ints(slice.attrs, "starts", {});
+  std::vector<int64_t> steps = attr_ints(slice.attrs, "steps", {});
+  const Shape& out = ctx.type(slice.outputs[0]).shape;
+  if (in.size() != 4 || starts.size() != 4 || steps != std::vector<int64_t>{1, 1, s, s} ||
+      starts[0] != 0 || starts[1] != 0 || out[0] != in[0] || out[1] != in[1])
+    return {};
+  for (int d = 2; d < 4; ++d)
+    if (in[d] % s != 0 || out[d] != in[d] / s || starts[d] < 0 || starts[d] >= s) return {};
+  return std::pair{starts[2], starts[3]};
+}
+
+std::optional<SpaceToDepth> space_to_depth(const MatchContext& ctx, NodeId n) {
+  const Node& conv = ctx.node(n);
+  if (conv.op != "prim.Conv" || conv.inputs.size() != 2 ||
+      ctx.constant(conv.inputs[1]) == nullptr || attr_int(conv.attrs, "group", 1) != 1 ||
+      !all_ones(attr_ints(conv.attrs, "strides", {})) ||
+      !all_ones(attr_ints(conv.attrs, "dilations", {1, 1})))
+    return {};
+  const Node* concat = ctx.producer_if(conv.inputs[0], "prim.Concat");
+  if (concat == nullptr || !ctx.only_used_by(conv.inputs[0], n) ||
+      attr_int(concat->attrs, "axis", 0) != 1)
+    return {};
+  SpaceToDepth split;
+  for (int64_t s = 2; s * s <= static_cast<int64_t>(concat->inputs.size()); ++s)
+    if (s * s == static_cast<int64_t>(concat->inputs.size())) split.s = s;
+  if (split.s == 0) return {};
+  for (ValueId part : concat->inputs) {
+    const Node* slice = ctx.producer_if(part, "prim.Slice");
+    if (slice == nullptr || (split.x != kNoValue && slice->inputs[0] != split.x)) return {};
+    split.x = slice->inputs[0];
+    auto offset = strided_offset(ctx, *slice, split.s);
+    if (!offset ||
+        std::find(split.offsets.begin(), split.offsets.end(), *offset) != split.offsets.end())
+      return {};
+    split.offsets.push_back(*offset);
+  }
+  return split;
+}
+
+bool space_to_depth_guard(const MatchContext& ctx, NodeId n) {
+  return space_to_depth(ctx, n).has_value();
+}
+
+void space_to_depth_apply(const MatchContext& ctx, NodeId n, Patch& p) {
+  const Node& conv = ctx.node(n);
+  SpaceToDepth split = *space_to_depth(ctx, n);
+  const Tensor& w = *ctx.constant(conv.inputs[1]);
+  int64_t m = w.shape()[0], c = ctx.type(split.x).shape[1], kh = w.shape()[2], kw = w.shape()[3];
+  int64_t s = split.s;
+  // Tap (ky, kx) of part (dy, dx) reads x at s * (pixel + ky - pad) + dy: tap s*ky + dy of a
+  // kernel s times as large, moved s pixels per output pixel, with s times the padding.
+  Tensor strided(w.dtype(), {m, c, s * kh, s * kw});
+  for (int64_t o = 0; o < m; ++o)
+    for (size_t part = 0; part < split.offsets.size(); ++part)
+      for (int64_t ci = 0; ci < c; ++ci)
+        for (int64_t ky = 0; ky < kh; ++ky)
+          for (int64_t kx = 0; kx < kw; ++kx) {
+            auto [dy, dx] = split.offsets[part];
+            int64_t from =
+                ((o * s * s * c + static_cast<int64_t>(part) * c + ci) * kh + ky) * kw + kx;
+            int64_t to = ((o * c + ci) * s * kh + s * ky + dy) * s * kw + s * kx + dx;
+            strided.set(to, w.get(from));
+          }
+  Attributes attrs = conv.attrs;
+  std::vector<int64_t> pads = attr_ints(conv.attrs, "pads", {0, 0, 0, 0});
+  for (int64_t& pad : pads) pad *= s;
+  attrs["pads"] = pads;
+  attrs["strides"] = std::vector<int64_t>{s, s};
+  attrs["dilations"] = std::vector<int64_t>{1, 1};
+  p.replace(conv.outputs[0],
+            p.op("prim.Conv", {p.value(split.x), p.constant(std::move(strided))}, attrs));
+}
+
+Graph space_to_depth_sample(std::mt19937& rng) {
+  Graph g;
+  Builder b(g);
+  int64_t s = random_int(rng, 2, 3), c = random_int(rng, 1, 3);
+  int64_t k = random_int(rng, 1, 3);
+  ValueId x = relu_input(b, "x", {1, c, s * random_int(rng, k, 3), s * random_int(rng, k, 3)});
+  std::vector<std::pair<int64_t, int64_t>> offsets;
+  for (int64_t dy = 0; dy < s; ++dy)
+    for (int64_t dx = 0; dx < s; ++dx) offsets.push_back({dy, dx});
+  std::shuffle(offsets.begin(), offsets.end(), rng);
+  Shape shape = b.type(x).shape;  // a copy: the builder's values grow below
+  std::vector<ValueId> parts;
+  for (auto [dy, dx] : offsets)
+    parts.push_back(b.op("prim.Slice", {x},
+                         {{"starts", std::vector<int64_t>{0, 0, dy, dx}},
+                          {"ends", std::vector<int64_t>{shape[0], shape[1], shape[2], shape[3]}},
+                          {"steps", std::vector<int64_t>{1, 1, s, s}}}));
+  ValueId cat = b.op("prim.Concat", parts, {{"axis", int64_t{1}}});
+  ValueId weight = random_constant(b, rng, {DType::f32, {random_int(rng, 1, 4), s * s * c, k, k}});
+  std::vector<int64_t> pads;
+  for (int i = 0; i < 4; ++i) pads.push_back(random_int(rng, 0, k - 1));
+  ValueId y = b.op("prim.Conv", {cat, weight},
+                   {{"strides", std::vector<int64_t>{1, 1}},
+                    {"dilations", std::vector<int64_t>{1, 1}},
+                    {"pads", pads}});
+  b.output(b.op("prim.Elementwise", {y}, {{"fn", std::string("neg")}}));
+  return g;
+}
+
 }  // namespace
 
 void add_linear_rules(RuleTable& rules) {
@@ -320,6 +439,15 @@ void add_linear_rules(RuleTable& rules) {
                    "[C, M] transpose), each step read by nothing else, where K·C + C·M > K·M: "
                    "two linear maps compose into one with fewer FLOPs per row",
                    "prim.Conv", affine_rows_guard, affine_rows_apply, affine_rows_sample, true});
+  rules.push_back({"strided_conv_of_space_to_depth", "linear",
+                   "Conv(Concat(Slice(x, offset (dy, dx), step s) for every (dy, dx) in [0, s)^2, "
+                   "channels), W) = Conv(x, W', stride s, pads s times W's) for 4-D x whose rows "
+                   "and columns are multiples of s, a constant W of stride 1, dilation 1, one "
+                   "group, and the Concat read by nothing else: W'[o, c, s*ky + dy, s*kx + dx] is "
+                   "the weight of channel c of part (dy, dx) at tap (ky, kx); same FLOPs, no "
+                   "intermediate (YOLOX's Focus)",
+                   "prim.Conv", space_to_depth_guard, space_to_depth_apply, space_to_depth_sample,
+                   true});
 }
 
 }  // namespace orch::rewrite

@@ -33,14 +33,15 @@ TEST(HalideLowering, ElementwiseChain) {
   EXPECT_EQ(halide_matches(g, 1), "");
 }
 
-// tanh, sinh and cosh are written out (halide_math.cc): checked on a sweep of [-30, 30] that
-// crosses every branch point (0.5, 0.625, the exp clamp), tiny values, and inf and NaN.
-TEST(HalideLowering, VectorHyperbolicFunctions) {
-  std::vector<float> xs = {0.0f,    -0.0f, 1e-30f, -1e-7f, 0.4999f, 0.5f,     0.6249f,   0.625f,
-                           -0.625f, 9.0f,  44.1f,  89.0f,  -89.0f,  INFINITY, -INFINITY, NAN};
+// tanh, sinh, cosh and sigmoid are written out (halide_math.cc): checked on a sweep of [-30, 30]
+// that crosses every branch point (0.5, 0.625, the exp clamps), tiny values, and inf and NaN.
+TEST(HalideLowering, VectorTranscendentalFunctions) {
+  std::vector<float> xs = {0.0f,   -0.0f,   1e-30f, -1e-7f,  0.4999f,  0.5f,      0.6249f,
+                           0.625f, -0.625f, 9.0f,   44.1f,   86.9f,    -86.9f,    87.1f,
+                           -87.1f, 89.0f,   -89.0f, -104.0f, INFINITY, -INFINITY, NAN};
   for (int i = -3000; i <= 3000; ++i) xs.push_back(static_cast<float>(i) / 100);
   int64_t n = static_cast<int64_t>(xs.size());
-  for (const char* fn : {"tanh", "sinh", "cosh"}) {
+  for (const char* fn : {"tanh", "sinh", "cosh", "sigmoid"}) {
     Graph g = parse_graph(fmt::format(R"(graph g(%x: f32[{0}]) {{
   %y: f32[{0}] = prim.Elementwise(%x) {{fn = "{1}"}}
   return %y

@@ -329,7 +329,8 @@ class Lowerer {
     if (fn == "sign") return Halide::select(a[0] > zero, one, a[0] < zero, -one, zero);
     if (fn == "relu") return Halide::max(a[0], zero);
     if (fn == "reciprocal") return one / a[0];
-    if (fn == "sigmoid") return one / (one + Halide::exp(-a[0]));
+    if (fn == "sigmoid")
+      return t == Halide::Float(32) ? vector_sigmoid(a[0]) : one / (one + Halide::exp(-a[0]));
     if (fn == "sqrt") return Halide::sqrt(a[0]);
     if (fn == "exp") return Halide::exp(a[0]);
     if (fn == "log") return Halide::log(a[0]);

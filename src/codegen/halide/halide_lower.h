@@ -53,7 +53,9 @@ std::vector<Halide::Expr> reshape_index(const Shape& in, const Shape& out,
                                         const std::vector<Halide::Expr>& idx);
 
 /// tanh, sinh and cosh of an f32 Expr as vectorizable code (Halide's own call libm per
-/// element); within the backend tests' tolerance of the interpreter's double results.
+/// element), and a cheaper sigmoid; within the backend tests' tolerance of the interpreter's
+/// double results.
+Halide::Expr vector_sigmoid(const Halide::Expr& x);
 Halide::Expr vector_tanh(const Halide::Expr& x);
 Halide::Expr vector_sinh(const Halide::Expr& x);
 Halide::Expr vector_cosh(const Halide::Expr& x);

@@ -2,6 +2,7 @@
 // sinhf, coshf: scalar, 20-30 ns per element here, against 0.9 ns for Halide's own vectorized exp),
 // written with Halide's exp and polynomials so that they vectorize. They dominated every Mish
 // (x * tanh(softplus(x))) in YOLOv4: a tanh over 1x64x208x208 took 73 ms on one thread.
+// The sigmoid is here for speed alone: every SiLU (YOLOX, EfficientViT) runs one.
 #include "codegen/halide/halide_lower.h"
 
 namespace orch::codegen::halide_impl {
@@ -17,7 +18,31 @@ Expr half_exp(const Expr& x) {
   return Halide::exp(x - 0.693147180559945f);
 }
 
+// e^x for x within [-87, 87] (no overflow, no denormal): Cody-Waite reduction x = n ln2 + r,
+// Cephes expf's polynomial on r (relative error about 2e-7), 2^n written into the exponent bits.
+// Halide's exp also handles the overflow and NaN that its callers here exclude; this is 15-20%
+// cheaper per element.
+Expr bounded_exp(const Expr& x) {
+  Expr n = Halide::floor(x * 1.44269504088896341f + 0.5f);
+  Expr r = x - n * 0.693359375f + n * 2.12194440e-4f;
+  Expr p =
+      ((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r + 4.1665795894e-2f) *
+           r +
+       1.6666665459e-1f) *
+          r +
+      5.0000001201e-1f;
+  Expr two_n = Halide::reinterpret(Halide::Float(32), (Halide::cast<int32_t>(n) + 127) << 23);
+  return (p * r * r + r + 1.0f) * two_n;
+}
+
 }  // namespace
+
+Expr vector_sigmoid(const Expr& x) {
+  // Beyond |x| = 87 the sigmoid is 0 or 1 to well within f32's tolerance of the interpreter
+  // (e^-87 is 1.6e-38); the clamp keeps bounded_exp in range. NaN stays NaN.
+  Expr e = bounded_exp(Halide::clamp(-x, -87.0f, 87.0f));
+  return Halide::select(Halide::is_nan(x), x, 1.0f / (1.0f + e));
+}
 
 Expr vector_tanh(const Expr& x) {
   Expr ax = Halide::abs(x);
