@@ -125,6 +125,39 @@ TEST(Search, DisabledRulesDoNotApply) {
   EXPECT_EQ(report.applied.count("merge_matmuls_shared_lhs"), 0u);
 }
 
+// YOLOX's Focus (four stride-2 slices of the image, concatenated, then a 3x3 convolution) becomes
+// one 6x6 stride-2 convolution of the image. Built by hand: four distinct offsets match; with one
+// repeated (a phase of the image missed), the rule declines.
+TEST(Search, FocusBecomesAStridedConvolution) {
+  Graph prims = fission::fission(zoo::build_model("yolox-nano", {.size = 32}));
+  RewriteReport report;
+  Graph result = rewrite(prims, {.search = false}, &report);  // a cleanup rule
+  EXPECT_EQ(report.applied["strided_conv_of_space_to_depth"], 1);
+  EXPECT_EQ(test::same_results(prims, result, 2, 1e-4, 1e-5), "");
+
+  auto focus = [](std::vector<std::pair<int64_t, int64_t>> offsets) {
+    Graph g;
+    Builder b(g);
+    ValueId x = b.input("x", {DType::f32, {1, 2, 4, 4}});
+    std::vector<ValueId> parts;
+    for (auto [dy, dx] : offsets)
+      parts.push_back(b.op("prim.Slice", {x},
+                           {{"starts", std::vector<int64_t>{0, 0, dy, dx}},
+                            {"ends", std::vector<int64_t>{1, 2, 4, 4}},
+                            {"steps", std::vector<int64_t>{1, 1, 2, 2}}}));
+    ValueId cat = b.op("prim.Concat", parts, {{"axis", int64_t{1}}});
+    ValueId w = b.constant(Tensor(DType::f32, {3, 8, 1, 1}));
+    b.output(b.op("prim.Conv", {cat, w},
+                  {{"strides", std::vector<int64_t>{1, 1}},
+                   {"dilations", std::vector<int64_t>{1, 1}},
+                   {"pads", std::vector<int64_t>{0, 0, 0, 0}},
+                   {"group", int64_t{1}}}));
+    return matches(*find_rule("strided_conv_of_space_to_depth"), MatchContext(g)).size();
+  };
+  EXPECT_EQ(focus({{0, 0}, {1, 0}, {0, 1}, {1, 1}}), 1u);
+  EXPECT_EQ(focus({{0, 0}, {1, 0}, {0, 1}, {0, 0}}), 0u);
+}
+
 // Small instances of every zoo model: fission, rewrite, same results (the folding and merging
 // rules reassociate float products: rtol 1e-3).
 class ZooTest : public ::testing::TestWithParam<zoo::ModelInfo> {};
