@@ -1,0 +1,40 @@
+#!/bin/bash
+# The GPU check of issue #15 on a device machine, in one call of at most 10 minutes: a smoke
+# test (one small module validated and timed), then bench/cuda_bench.sh over the zoo at batch 1
+# and at batch 16, each phase under a deadline so that the logs of what finished come back.
+# Here first: tools/cuda/carry_bundle.sh (writes .gpu/bundle.tar.xz, ignored by git); there,
+# from the repository root, with .gpu carried: `bash tools/cuda/device_run.sh`. Writes into
+# $OUT: gpu.txt (the GPU, driver, glibc), smoke.txt, b1.txt and b16.txt (the tables), logs.tgz
+# (every optimize and run log, reports and CUDA sources).
+set -u
+t0=$SECONDS
+# Runs "$@" in its own process group, killed whole after $1 seconds.
+deadline() {
+  local s=$1; shift
+  setsid "$@" & local p=$!
+  setsid bash -c "sleep $s; kill -TERM -- -$p" >/dev/null 2>&1 & local w=$!
+  wait $p; local rc=$?; kill -- -$w 2>/dev/null; return $rc
+}
+logs() { tar czf $OUT/logs.tgz --exclude='*.onnx' --exclude='*.bin' --exclude='*.cubin' --exclude='*.npy' --exclude='plan.*' --exclude=manifest.json -C /tmp smoke cb1 cb16 cb16y 2>/dev/null; }
+{ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv; getconf GNU_LIBC_VERSION; nproc; free -g | head -2; } > $OUT/gpu.txt 2>&1
+mkdir -p /tmp/ob && tar xJf .gpu/bundle.tar.xz -C /tmp/ob || exit 4
+N=$(find /usr/local /opt /usr/lib -name 'libnvrtc.so.13' 2>/dev/null | head -n 1)
+C=$(ldconfig -p | awk '/libcuda.so.1 /{print $NF; exit}')
+export ORCH_EXTRA_LIBS="$(dirname "${N:-/usr/local/cuda/lib64/x}"):$(dirname "${C:-/usr/local/nvidia/lib64/x}"):/usr/local/nvidia/lib64:/usr/local/cuda/lib64"
+echo "nvrtc=$N cuda=$C extra=$ORCH_EXTRA_LIBS" >> $OUT/gpu.txt
+export ORCH_CUDA_GPU=machines/h200.json
+ORCH_CUDA_MODELS=transformer-tiny ORCH_CUDA_POLICIES=full bench/cuda_bench.sh /tmp/ob/orchw /tmp/smoke > $OUT/smoke.txt 2>&1
+cat /tmp/smoke/transformer-tiny/full.log /tmp/smoke/transformer-tiny/full.run.log >> $OUT/smoke.txt 2>&1
+echo "smoke done at $((SECONDS - t0)) s" >> $OUT/smoke.txt
+grep -q '^| transformer-tiny | [0-9]' $OUT/smoke.txt || { logs; exit 3; }
+M1=$(/tmp/ob/orchw zoo list | awk 'NR > 1 && $1 != "" {print $1}')
+ORCH_CUDA_JOBS=${JOBS:-14} ORCH_CUDA_TIMEOUT=${T1:-200} ORCH_CUDA_MODELS="$M1" deadline ${D1:-200} bench/cuda_bench.sh /tmp/ob/orchw /tmp/cb1 > $OUT/b1.txt 2>&1
+echo "batch 1 done at $((SECONDS - t0)) s" >> $OUT/b1.txt
+logs
+M16=$(for m in $M1; do [ "$m" = yolov4 ] || echo "$m:16"; done)
+ORCH_CUDA_JOBS=${JOBS:-14} ORCH_CUDA_TIMEOUT=${T16:-200} ORCH_CUDA_UNVALIDATED="operator greedy" ORCH_CUDA_MODELS="$M16" deadline ${D16:-240} bench/cuda_bench.sh /tmp/ob/orchw /tmp/cb16 > $OUT/b16.txt 2>&1
+logs
+# YOLOv4 at batch 16: the interpreter alone would take minutes (a teraflop): not validated.
+ORCH_CUDA_JOBS=3 ORCH_CUDA_TIMEOUT=110 ORCH_CUDA_UNVALIDATED="full operator greedy" ORCH_CUDA_MODELS="yolov4:16" deadline 120 bench/cuda_bench.sh /tmp/ob/orchw /tmp/cb16y >> $OUT/b16.txt 2>&1
+echo "batch 16 done at $((SECONDS - t0)) s" >> $OUT/b16.txt
+logs
