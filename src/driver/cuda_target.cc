@@ -52,12 +52,40 @@ std::string cuda_single_rejects(const Graph& graph) {
   return "";
 }
 
+namespace {
+
+double cuda_flops(const Graph& kernel, const codegen::CudaKernelShape& shape) {
+  // Consumers before producers (node order is topological): a value's evaluations are known
+  // once every reader of it has been visited.
+  std::vector<double> evaluations(kernel.num_values(), 0);
+  double flops = 0;
+  for (NodeId n = static_cast<NodeId>(kernel.num_nodes()); n-- > 0;) {
+    const Node& node = kernel.node(n);
+    double evals = 0;
+    for (ValueId out : node.outputs)
+      evals = std::max(evals, shape.stored[out]
+                                  ? static_cast<double>(num_elements(kernel.value(out).type.shape))
+                                  : evaluations[out]);
+    flops += evals * profile::flops_per_element(kernel, node);
+    double reads = evals * profile::reduce_volume(kernel, node);
+    for (ValueId in : node.inputs)
+      if (in != kNoValue && !shape.stored[in]) evaluations[in] += reads;
+  }
+  return flops;
+}
+
+}  // namespace
+
+double cuda_kernel_flops(const Graph& kernel) {
+  return cuda_flops(kernel, codegen::cuda_kernel_shape(kernel));
+}
+
 double cuda_cost_us(const Graph& kernel, const schedule::GpuMachine& gpu) {
   codegen::CudaKernelShape shape = codegen::cuda_kernel_shape(kernel);
   double bytes = profile::kernel_unavoidable_bytes(kernel) + 2.0 * double(shape.scratch_bytes);
   double memory_us = bytes / (gpu.hbm_gbs * 1e3);
   double compute_us =
-      profile::kernel_flops(kernel) / (gpu.peak_fp32_gflops * 1e3 * kCudaComputeEfficiency);
+      cuda_flops(kernel, shape) / (gpu.peak_fp32_gflops * 1e3 * kCudaComputeEfficiency);
   return kCudaLaunchUs * static_cast<double>(shape.launches) + std::max(memory_us, compute_us);
 }
 

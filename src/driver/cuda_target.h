@@ -49,15 +49,24 @@ std::string cuda_single_rejects(const Graph& graph);
 /// the analytic plan until a GPU measures it.
 inline constexpr double kCudaLaunchUs = 2.0;
 
-/// The fraction of the fp32 peak generated code is assumed to reach: the generator stages
-/// nothing in shared memory yet (cuda_source.h), so MatMuls and convolutions read every
-/// operand from L1/L2; an assumption until a GPU measures it.
-inline constexpr double kCudaComputeEfficiency = 0.25;
+/// The fraction of the fp32 peak generated code reaches: the generator stages nothing in
+/// shared memory yet (cuda_source.h), so MatMuls and convolutions read every operand from
+/// L1/L2. Measured on an H200 (issue #15, 2026-12-04): YOLOv4 with one kernel per operator ran
+/// its 60.3 GFLOP in 16.9 ms, 3.6 TFLOP/s or 5% of the 67 TFLOP/s fp32 peak (its memory-bound
+/// kernels included, so its convolutions reach a little more); Candy's reached 1.4%.
+inline constexpr double kCudaComputeEfficiency = 0.05;
+
+/// The FLOPs `kernel`'s generated code performs. A value the generator inlines is computed again
+/// at every read: a producer inlined into a MatMul's left operand runs once per output column,
+/// into a convolution once per tap of every output element (profile::reduce_volume reads per
+/// element). profile::kernel_flops counts each value once, which priced such prologue fusions
+/// as free: on the H200 the full plans, made of them, ran 2-4x slower than greedy fusion.
+double cuda_kernel_flops(const Graph& kernel);
 
 /// Estimated latency of `kernel` (a kernel graph the generator accepts once its large constants
 /// are inputs; they count the same either way) on `gpu`: kCudaLaunchUs per launch
 /// of its generated code, plus the slower of its memory traffic (inputs, constants, outputs and
-/// its scratch written and read once, at HBM bandwidth) and its FLOPs at
+/// its scratch written and read once, at HBM bandwidth) and its cuda_kernel_flops at
 /// kCudaComputeEfficiency of the peak.
 double cuda_cost_us(const Graph& kernel, const schedule::GpuMachine& gpu);
 

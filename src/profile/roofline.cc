@@ -6,27 +6,31 @@
 
 namespace orch::profile {
 
+double reduce_volume(const Graph& graph, const Node& node) {
+  const OpSchema* schema = find_op(node.op);
+  if (!schema || !schema->index_map || node.outputs.size() != 1) return 1;
+  std::vector<TensorType> inputs;
+  for (ValueId in : node.inputs) {
+    if (in == kNoValue) return 1;
+    inputs.push_back(graph.value(in).type);
+  }
+  IndexMap map = schema->index_map(node.attrs, inputs, graph.value(node.outputs[0]).type);
+  double volume = 1;
+  for (int64_t e : map.reduce_extents) volume *= static_cast<double>(e);
+  return volume;
+}
+
+double flops_per_element(const Graph& graph, const Node& node) {
+  const OpSchema* schema = find_op(node.op);
+  bool linear = schema && schema->index_map && node.outputs.size() == 1 &&
+                schema->category == Category::Linear;
+  return reduce_volume(graph, node) * (linear ? 2 : 1);
+}
+
 double kernel_flops(const Graph& kernel) {
   double flops = 0;
   for (const Node& node : kernel.nodes()) {
-    const OpSchema* schema = find_op(node.op);
-    double per_element = 1;
-    if (schema && schema->index_map && node.outputs.size() == 1) {
-      std::vector<TensorType> inputs;
-      bool complete = true;
-      for (ValueId in : node.inputs) {
-        if (in == kNoValue) {
-          complete = false;
-          break;
-        }
-        inputs.push_back(kernel.value(in).type);
-      }
-      if (complete) {
-        IndexMap map = schema->index_map(node.attrs, inputs, kernel.value(node.outputs[0]).type);
-        for (int64_t e : map.reduce_extents) per_element *= static_cast<double>(e);
-      }
-      if (schema->category == Category::Linear) per_element *= 2;
-    }
+    double per_element = flops_per_element(kernel, node);
     for (ValueId out : node.outputs)
       flops += per_element * static_cast<double>(num_elements(kernel.value(out).type.shape));
   }

@@ -10,8 +10,15 @@
 
 namespace orch::profile {
 
-/// Arithmetic of a kernel graph: each node's output elements times its reduce extent (index
-/// map), doubled for Linear primitives (multiply and add).
+/// How many elements of each input one output element of `node` reads: the product of its
+/// index map's reduce extents (K for a MatMul, Cin/group·kh·kw for a Conv), 1 without any.
+double reduce_volume(const Graph& graph, const Node& node);
+
+/// Arithmetic of one output element of `node`: its reduce volume, doubled for Linear
+/// primitives (multiply and add).
+double flops_per_element(const Graph& graph, const Node& node);
+
+/// Arithmetic of a kernel graph: each node's output elements times flops_per_element.
 double kernel_flops(const Graph& kernel);
 
 /// Bytes of the kernel's inputs (constants included) and outputs.

@@ -2,8 +2,13 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <exception>
+#include <mutex>
 #include <optional>
+#include <thread>
 
 #include "codegen/cuda/cuda_nvrtc.h"
 #include "codegen/cuda/cuda_source.h"
@@ -33,6 +38,33 @@ std::optional<schedule::ScoredGpuConfig> best_config(const Graph& kernel,
   }
 }
 
+// best_config of every kernel, on every core: the search is the stitcher's longest part for
+// large tensors (YOLOX-Nano at batch 16: minutes on one core), and kernels are independent.
+std::vector<std::optional<schedule::ScoredGpuConfig>> best_configs(
+    const std::vector<StitchedKernel>& kernels, const schedule::GpuMachine& gpu) {
+  std::vector<std::optional<schedule::ScoredGpuConfig>> configs(kernels.size());
+  std::atomic<size_t> next{0};
+  std::exception_ptr error;
+  std::mutex error_mutex;
+  auto work = [&] {
+    for (size_t i = next++; i < kernels.size(); i = next++) {
+      try {
+        configs[i] = best_config(kernels[i].graph, gpu);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(error_mutex);
+        if (!error) error = std::current_exception();
+      }
+    }
+  };
+  size_t count = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, kernels.size() + 1);
+  std::vector<std::thread> threads;
+  for (size_t t = 1; t < count; ++t) threads.emplace_back(work);
+  work();
+  for (std::thread& t : threads) t.join();
+  if (error) std::rethrow_exception(error);
+  return configs;
+}
+
 // "block=64,64 thread=4,4 reduce_step=32 est_us=1.25": the report's and manifest's config text.
 std::string config_text(const schedule::ScoredGpuConfig& s) {
   return fmt::format("block={} thread={} reduce_step={} est_us={:.2f}",
@@ -59,13 +91,19 @@ StitchResult stitch_cuda(const Graph& graph, const OrchestrationProblem& problem
   StitchResult result;
   std::string source = codegen::cuda_prelude();
   std::vector<ValueId> outputs;
+  std::vector<StitchedKernel> kernels;
   for (size_t i = 0; i < plan.kernels.size(); ++i) {
     StitchedKernel k = plan_kernel(graph, problem, plan, choices, i, outputs);
     k.backend = "cuda";
     layouter.lay_out_kernel(k, outputs, layout);
     std::string why = codegen::cuda_reject(k.graph);
     check(why.empty(), "kernel {} cannot be generated for CUDA: {}", k.name, why);
-    std::optional<schedule::ScoredGpuConfig> config = best_config(k.graph, gpu);
+    kernels.push_back(std::move(k));
+  }
+  std::vector<std::optional<schedule::ScoredGpuConfig>> configs = best_configs(kernels, gpu);
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    StitchedKernel& k = kernels[i];
+    const std::optional<schedule::ScoredGpuConfig>& config = configs[i];
     codegen::CudaKernelSource ks =
         codegen::cuda_kernel_source(k.graph, k.name + "_", config ? &config->config : nullptr);
     k.choice.backend = "cuda";

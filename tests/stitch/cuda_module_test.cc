@@ -200,5 +200,32 @@ TEST(CudaTarget, CostCountsLaunchesAndTraffic) {
   EXPECT_NEAR(driver::cuda_cost_us(g, h200), want, 0.01);
 }
 
+TEST(CudaTarget, InlinedProducersAreCountedAtEveryRead) {
+  // relu inlined into a MatMul's left operand runs once per output column: 4·8 elements read by
+  // 16 columns (512), plus the MatMul's 2·4·16·8 (1024); as a kernel output it is stored and
+  // runs once per element (32).
+  Graph inlined = parse_graph(R"(graph main(%x: f32[4,8], %w: f32[8,16]) {
+    %r: f32[4,8] = prim.Elementwise(%x) {fn = "relu"}
+    %y: f32[4,16] = prim.MatMul(%r, %w)
+    return %y
+  })");
+  EXPECT_DOUBLE_EQ(driver::cuda_kernel_flops(inlined), 512 + 1024);
+  Graph stored = parse_graph(R"(graph main(%x: f32[4,8], %w: f32[8,16]) {
+    %r: f32[4,8] = prim.Elementwise(%x) {fn = "relu"}
+    %y: f32[4,16] = prim.MatMul(%r, %w)
+    return %y, %r
+  })");
+  EXPECT_DOUBLE_EQ(driver::cuda_kernel_flops(stored), 32 + 1024);
+  // Into a 3x3 convolution: each of the 75 outputs reads 2·3·3 taps of the relu (1350; padded
+  // taps too: the generated code reads a clamped element and selects it away) and does 2·18
+  // flops (2700).
+  Graph conv = parse_graph(R"(graph main(%x: f32[1,2,5,5], %w: f32[3,2,3,3]) {
+    %r: f32[1,2,5,5] = prim.Elementwise(%x) {fn = "relu"}
+    %y: f32[1,3,5,5] = prim.Conv(%r, %w) {dilations = [1, 1], group = 1, pads = [1, 1, 1, 1], strides = [1, 1]}
+    return %y
+  })");
+  EXPECT_DOUBLE_EQ(driver::cuda_kernel_flops(conv), 1350 + 2700);
+}
+
 }  // namespace
 }  // namespace orch::stitch_test

@@ -240,8 +240,12 @@ CudaKernelShape cuda_kernel_shape(const Graph& kernel) {
   std::vector<bool> materialized = materialized_values(kernel, kernel.consumers());
   CudaKernelShape shape;
   shape.launches = static_cast<int>(phase_values(kernel, materialized).size());
-  for (ValueId v = 0; v < static_cast<ValueId>(kernel.num_values()); ++v)
+  shape.stored.assign(kernel.num_values(), false);
+  for (ValueId v = 0; v < static_cast<ValueId>(kernel.num_values()); ++v) {
     if (materialized[v]) shape.scratch_bytes += scratch_bytes(kernel, v);
+    shape.stored[v] = materialized[v] || kernel.value(v).producer == kNoNode;
+  }
+  for (ValueId v : kernel.outputs()) shape.stored[v] = true;
   return shape;
 }
 

@@ -66,6 +66,10 @@ CudaKernelSource cuda_kernel_source(const Graph& kernel, const std::string& pref
 struct CudaKernelShape {
   int launches = 0;
   int64_t scratch_bytes = 0;
+  /// Per value: written to memory by a phase of its own (materialized or a kernel output) or
+  /// read from memory (inputs, constants), hence computed at most once per element; the other
+  /// values are inlined, computed again at every read of their consumers.
+  std::vector<bool> stored;
 };
 CudaKernelShape cuda_kernel_shape(const Graph& kernel);
 
