@@ -3,8 +3,8 @@
 # (full orchestration, one kernel per operator, greedy fusion), compiled with analytic costs
 # (--compile-only: orch does not measure CUDA kernels yet), validated on the GPU against the
 # interpreter kernel by kernel (--validate-on-gpu), then timed: the median of RUNS runs of the
-# launch sequence, CUDA events around it (`orch run --repeat`). Prints a markdown table and
-# writes WORK/results.csv. Needs an NVIDIA GPU; there is none on the development machines.
+# launch sequence, CUDA events around it (`orch run --repeat`; each run log also holds the
+# per-kernel profile, `--profile`). Prints a markdown table and writes WORK/results.csv. Needs an NVIDIA GPU; there is none on the development machines.
 #
 #   bench/cuda_bench.sh [ORCH] [WORK]    the orch command (default build/tools/orch/orch) and the
 #                                        folder for models, modules and logs (default cuda-bench)
@@ -86,8 +86,8 @@ for model in $models; do
       kernels=$(sed -n 's/.*(\([0-9]*\) CUDA kernels.*/\1/p' <<<"$summary")
       launches=$(sed -n 's/.* \([0-9]*\) launches.*/\1/p' <<<"$summary")
       plan=$(sed -n 's/.*plan \([0-9.]*\) us.*/\1/p' <<<"$summary")
-      "$orch" run "$module" --random-inputs --repeat "$runs" --out "$module/outputs" \
-        >"$dir/$policy.run.log" 2>&1 &&
+      "$orch" run "$module" --random-inputs --repeat "$runs" --profile --profile-top 12 \
+        --out "$module/outputs" >"$dir/$policy.run.log" 2>&1 &&
         ms=$(sed -n 's/^gpu_ms: median=\([0-9.]*\).*/\1/p' "$dir/$policy.run.log")
       [ -n "$ms" ] || echo "$(basename "$dir") $policy: orch run failed ($dir/$policy.run.log)" >&2
     fi

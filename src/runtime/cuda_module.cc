@@ -263,4 +263,32 @@ double CudaModule::median_ms(int repeat) {
   return n % 2 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2;
 }
 
+std::vector<std::vector<double>> CudaModule::kernel_ms(int repeat) {
+  check(repeat >= 1, "kernel_ms: repeat must be at least 1");
+  Impl& m = *impl_;
+  const CudaDriver& d = *m.d;
+  cuda_check(d, d.ctx_set_current(m.context), "selecting the CUDA context");
+  const size_t n = m.layout.kernels.size();
+  std::vector<std::unique_ptr<Event>> events;  // events[k] before kernel k, events[n] after all
+  for (size_t k = 0; k <= n; ++k) events.push_back(std::make_unique<Event>(d));
+  std::vector<std::vector<double>> runs;
+  for (int r = 0; r <= repeat; ++r) {
+    cuda_check(d, d.event_record(events[0]->event, nullptr), "recording an event");
+    for (size_t k = 0; k < n; ++k) {
+      m.launch_kernel(k);
+      cuda_check(d, d.event_record(events[k + 1]->event, nullptr), "recording an event");
+    }
+    cuda_check(d, d.event_synchronize(events[n]->event), "running the module");
+    if (r == 0) continue;  // the first run warms up
+    std::vector<double>& ms = runs.emplace_back(n);
+    for (size_t k = 0; k < n; ++k) {
+      float elapsed = 0;
+      cuda_check(d, d.event_elapsed_ms(&elapsed, events[k]->event, events[k + 1]->event),
+                 "reading an event");
+      ms[k] = elapsed;
+    }
+  }
+  return runs;
+}
+
 }  // namespace orch::runtime

@@ -43,6 +43,11 @@ class CudaModule {
   /// the last run: the median of `repeat` runs after one warm-up, in milliseconds.
   double median_ms(int repeat);
 
+  /// The device time of each kernel's launches, in milliseconds, over `repeat` runs after one
+  /// warm-up, on the inputs of the last run: CUDA events recorded between consecutive kernels,
+  /// one vector per run. For `orch run DIR --repeat N --profile`.
+  std::vector<std::vector<double>> kernel_ms(int repeat);
+
  private:
   struct Impl;
   explicit CudaModule(std::unique_ptr<Impl> impl);

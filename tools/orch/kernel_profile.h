@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "orch/module.h"
+#include "runtime/cuda_module.h"
 
 namespace orch::tool {
 
@@ -15,5 +16,9 @@ double median_of(std::vector<double> values);
 /// plan's costs, then the totals per backend.
 void print_kernel_profile(const Module& module, Context& context, const std::vector<Tensor>& feed,
                           int repeat, int top);
+
+/// The same for a CUDA module, on the inputs of its last run: each kernel's device time (CUDA
+/// events between kernels) against its estimated cost.
+void print_cuda_kernel_profile(runtime::CudaModule& module, int repeat, int top);
 
 }  // namespace orch::tool
