@@ -4,7 +4,8 @@
 # (--compile-only: orch does not measure CUDA kernels yet), validated on the GPU against the
 # interpreter kernel by kernel (--validate-on-gpu), then timed: the median of RUNS runs of the
 # launch sequence, CUDA events around it (`orch run --repeat`; each run log also holds the
-# per-kernel profile, `--profile`). Prints a markdown table and writes WORK/results.csv. Needs an NVIDIA GPU; there is none on the development machines.
+# per-kernel profile, `--profile`). Prints a markdown table and writes WORK/results.csv. Needs
+# an NVIDIA GPU; there is none on the development machines.
 #
 #   bench/cuda_bench.sh [ORCH] [WORK]    the orch command (default build/tools/orch/orch) and the
 #                                        folder for models, modules and logs (default cuda-bench)
