@@ -34,12 +34,12 @@ done
 [ -n "$halide" ] || { echo "carry_bundle: $orch does not link libHalide" >&2; exit 2; }
 for name in $(printf '%s\n' "${keep[@]}" | sort -u); do
   case $name in
-    # glibc apart: used only where the machine's own is older than the build's.
-    libc.so* | libm.so* | libpthread.so* | libdl.so* | librt.so*) cp -L "${path[$name]}" "$stage/slim/glibc/" ;;
+    # glibc goes apart, below: used only where the machine's own is older than the build's.
+    libc.so* | libm.so* | libpthread.so* | libdl.so* | librt.so*) ;;
     *) cp -L "${path[$name]}" "$stage/slim/" ;;
   esac
 done
-# The loader, and what libnvrtc and libcuda need of glibc besides.
+# The loader, and the parts of glibc that orch, libnvrtc and libcuda load.
 cp -L "$(ldd "$orch" | awk '/ld-linux/{print $1}' | tail -n 1)" "$stage/slim/glibc/"
 for lib in libc.so.6 libm.so.6 libpthread.so.0 librt.so.1 libdl.so.2; do
   cp -L "/lib/x86_64-linux-gnu/$lib" "$stage/slim/glibc/"
