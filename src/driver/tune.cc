@@ -444,6 +444,9 @@ class Tuner {
     });
     measure_with({epilogues.begin(), narrow}, library_only(), false);
     measure_with({narrow, epilogues.end()}, profiler_, false);  // Halide's are faster there
+    phase_ = "epilogues alone";
+    measure_with(epilogue_tails(unique_, unique_of_, model_.problem, model_.graph), profiler_,
+                 false);
     model_key_ = model_key(unique_, options_.write_cost);
     model_.stats.earlier_lazy_s = db_->lazy_seconds(model_key_, machine_id_);
     lazy_start_ = lazy_recorded_ = Clock::now();

@@ -4,15 +4,23 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
+#include <set>
 
 #include "codegen/dnnl/dnnl_backend.h"
 #include "codegen/halide/halide_backend.h"
 #include "driver/cuda_target.h"
 #include "ir/hash.h"
 #include "ir/hash_util.h"
+#include "ir/op_registry.h"
 #include "profile/profiler.h"
 
 namespace orch::driver {
+namespace {
+
+constexpr int kMaxEpilogue = 8;  // primitives per Linear one of a library epilogue
+
+}  // namespace
 
 std::string output_types(const Graph& kernel) {
   std::string out;
@@ -162,7 +170,6 @@ std::vector<size_t> most_promising(const std::vector<UniqueKernel>& unique,
 }
 
 std::vector<size_t> library_epilogues(const std::vector<UniqueKernel>& unique) {
-  constexpr int kMaxEpilogue = 8;
   std::vector<size_t> ids;
   for (size_t u = 0; u < unique.size(); ++u) {
     const UniqueKernel& k = unique[u];
@@ -171,6 +178,29 @@ std::vector<size_t> library_epilogues(const std::vector<UniqueKernel>& unique) {
       ids.push_back(u);
   }
   return ids;
+}
+
+std::vector<size_t> epilogue_tails(const std::vector<UniqueKernel>& unique,
+                                   const std::vector<size_t>& unique_of,
+                                   const OrchestrationProblem& problem, const Graph& graph) {
+  std::map<std::vector<int>, std::vector<size_t>> by_members;
+  for (size_t i = 0; i < problem.candidates.size(); ++i)
+    by_members[problem.candidates[i].primitives].push_back(i);
+  auto is_linear = [&](int p) {
+    const OpSchema* schema = find_op(graph.node(p).op);
+    return schema && schema->category == Category::Linear;
+  };
+  std::set<size_t> tails;
+  for (const UniqueKernel& k : unique) {
+    if (!k.library || k.linear != 1 || k.primitives < 2 || k.primitives > kMaxEpilogue) continue;
+    std::vector<int> members = problem.candidates[k.candidates.front()].primitives;
+    std::erase_if(members, is_linear);
+    auto it = by_members.find(members);
+    if (it == by_members.end()) continue;
+    for (size_t i : it->second)
+      if (!unique[unique_of[i]].known) tails.insert(unique_of[i]);
+  }
+  return {tails.begin(), tails.end()};
 }
 
 std::string measurement_key(const TuneOptions& options) {

@@ -90,6 +90,17 @@ std::vector<size_t> most_promising(const std::vector<UniqueKernel>& unique,
 /// the estimates of library kernels are fitted to.
 std::vector<size_t> library_epilogues(const std::vector<UniqueKernel>& unique);
 
+/// The unmeasured kernels of a library epilogue's elementwise part alone: for each oneDNN
+/// kernel of one Linear primitive and its epilogue (known or not), the candidates of the same
+/// primitives less the Linear one. The other way to run that epilogue is the Linear primitive
+/// alone plus these, and the lazy search measured them late or never: YOLOX-Nano's plan kept
+/// convolutions with SiLU as a oneDNN post-op (328 us at 1 thread for 16->32 channels at
+/// 104x104) after 49 minutes of tuning, where the convolution alone (115 us) and Halide's bias
+/// and SiLU (103 us) take 218; oneDNN's swish post-op costs more than a pass of its own there.
+std::vector<size_t> epilogue_tails(const std::vector<UniqueKernel>& unique,
+                                   const std::vector<size_t>& unique_of,
+                                   const OrchestrationProblem& problem, const Graph& graph);
+
 /// The model's identity for the lazy search's budget (profile::TuningDb::lazy_seconds): its
 /// distinct kernels, in a stable order, and the objective searched (a search under another
 /// objective does not count).
