@@ -437,16 +437,11 @@ class Tuner {
     }
     phase_ = "single kernels";
     measure(singles);
-    phase_ = "library epilogues";
-    std::vector<size_t> epilogues = library_epilogues(unique_);
-    auto narrow = std::stable_partition(epilogues.begin(), epilogues.end(), [&](size_t id) {
-      return !profile::narrow_convolution(unique_[id].kernel);
-    });
-    measure_with({epilogues.begin(), narrow}, library_only(), false);
-    measure_with({narrow, epilogues.end()}, profiler_, false);  // Halide's are faster there
-    phase_ = "epilogues alone";
-    measure_with(epilogue_tails(unique_, unique_of_, model_.problem, model_.graph), profiler_,
-                 false);
+    for (const EpilogueBatch& b :
+         epilogue_batches(unique_, unique_of_, model_.problem, model_.graph)) {
+      phase_ = b.phase;
+      measure_with(b.ids, b.library_only ? library_only() : profiler_, false);
+    }
     model_key_ = model_key(unique_, options_.write_cost);
     model_.stats.earlier_lazy_s = db_->lazy_seconds(model_key_, machine_id_);
     lazy_start_ = lazy_recorded_ = Clock::now();

@@ -203,6 +203,21 @@ std::vector<size_t> epilogue_tails(const std::vector<UniqueKernel>& unique,
   return {tails.begin(), tails.end()};
 }
 
+std::vector<EpilogueBatch> epilogue_batches(const std::vector<UniqueKernel>& unique,
+                                            const std::vector<size_t>& unique_of,
+                                            const OrchestrationProblem& problem,
+                                            const Graph& graph) {
+  std::vector<size_t> wide = library_epilogues(unique);
+  auto narrow = std::stable_partition(wide.begin(), wide.end(), [&](size_t id) {
+    return !profile::narrow_convolution(unique[id].kernel);
+  });
+  std::vector<size_t> narrow_ids(narrow, wide.end());
+  wide.erase(narrow, wide.end());
+  return {{"library epilogues", std::move(wide), true},
+          {"library epilogues", std::move(narrow_ids), false},
+          {"epilogues alone", epilogue_tails(unique, unique_of, problem, graph), false}};
+}
+
 std::string measurement_key(const TuneOptions& options) {
   std::string key = profile::machine_fingerprint();
   if (options.threads > 0) key += fmt::format(" threads={}", options.threads);

@@ -90,6 +90,21 @@ std::vector<size_t> most_promising(const std::vector<UniqueKernel>& unique,
 /// the estimates of library kernels are fitted to.
 std::vector<size_t> library_epilogues(const std::vector<UniqueKernel>& unique);
 
+/// A batch of kernels the lazy search measures before its first round.
+struct EpilogueBatch {
+  std::string phase;          // for progress lines
+  std::vector<size_t> ids;    // unique kernels
+  bool library_only = false;  // measured with oneDNN alone (ProfilerOptions::backends)
+};
+
+/// The epilogues measured before the lazy rounds, in order: library_epilogues with oneDNN alone,
+/// except narrow convolutions' (profile::narrow_convolution) with every backend, as Halide's are
+/// faster there; then epilogue_tails with every backend.
+std::vector<EpilogueBatch> epilogue_batches(const std::vector<UniqueKernel>& unique,
+                                            const std::vector<size_t>& unique_of,
+                                            const OrchestrationProblem& problem,
+                                            const Graph& graph);
+
 /// The unmeasured kernels of a library epilogue's elementwise part alone: for each oneDNN
 /// kernel of one Linear primitive and its epilogue (known or not), the candidates of the same
 /// primitives less the Linear one. The other way to run that epilogue is the Linear primitive
