@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "driver/module_rounds.h"
 #include "interp/interpreter.h"
 #include "interp/random_inputs.h"
 #include "ir/close.h"
@@ -136,43 +137,92 @@ void validate_cuda_module_on_gpu(const std::string& dir, const Graph& graph, uin
                    [&](const KernelHook& hook) { return module.run(inputs, hook); });
 }
 
-stitch::StitchResult build_module(const Graph& graph, const OrchestrationProblem& problem,
-                                  const Plan& plan, std::span<const codegen::KernelChoice> choices,
-                                  const std::string& out_dir, const OptimizeOptions& options) {
+namespace {
+
+fs::path module_path(const std::string& out_dir) {
   fs::path out = fs::absolute(out_dir).lexically_normal();
-  if (out.filename().empty()) out = out.parent_path();
-  fs::path temp = out.parent_path() / fmt::format(".{}.tmp-{}", out.filename().string(), getpid());
-  check_replaceable(out);  // before the work, not after it
-  fs::remove_all(temp);
+  return out.filename().empty() ? out.parent_path() : out;
+}
+
+// A directory beside the module `out` for work in progress: renamed onto `out` when done, so an
+// interrupted run never leaves a module that looks valid.
+fs::path scratch_beside(const fs::path& out, std::string_view what) {
+  return out.parent_path() / fmt::format(".{}.{}-{}", out.filename().string(), what, getpid());
+}
+
+// Validates the module stitched into `dir` (when the options ask) and renames it onto `out`;
+// removes `dir` when either fails.
+void validate_and_install(const fs::path& dir, const fs::path& out, const Graph& graph,
+                          const OptimizeOptions& options) {
   try {
-    bool cuda = options.tune.target == Target::cuda;
-    stitch::StitchResult result =
-        cuda ? stitch::stitch_cuda(graph, problem, plan, choices, temp.string(),
-                                   target_gpu(options.tune.gpu), options.stitch)
-             : stitch::stitch(graph, problem, plan, choices, temp.string(), options.stitch);
-    say(options, fmt::format("stitched {} kernels in {:.1f} s", result.kernels, result.seconds));
     if (options.validate) {
       auto start = Clock::now();
       std::string where;
-      if (!cuda) {
-        validate_module(temp.string(), graph, options.seed, options.threads);
+      if (options.tune.target != Target::cuda) {
+        validate_module(dir.string(), graph, options.seed, options.threads);
       } else if (options.validate_on_gpu) {
-        validate_cuda_module_on_gpu(temp.string(), graph, options.seed);
+        validate_cuda_module_on_gpu(dir.string(), graph, options.seed);
         where = " (on the GPU)";
       } else {
-        validate_cuda_module_on_host(temp.string(), graph, options.seed);
+        validate_cuda_module_on_host(dir.string(), graph, options.seed);
         where = " (the CUDA code run on the host)";
       }
       say(options, fmt::format("validated against the interpreter{} in {:.1f} s", where,
                                seconds_since(start)));
     }
-    install(temp, out);
-    return result;
+    install(dir, out);
+  } catch (...) {
+    std::error_code ignored;
+    fs::remove_all(dir, ignored);
+    throw;
+  }
+}
+
+// Module rounds (module_rounds.h) apply to measured CPU plans over the candidates; a baseline
+// policy's fixed kernels leave the BLP no other plan.
+bool module_rounds_apply(const OptimizeOptions& options) {
+  const TuneOptions& tune = options.tune;
+  return options.module_rounds > 1 && !tune.analytic && tune.target == Target::cpu &&
+         tune.fixed_kernels.empty();
+}
+
+InModulePlan run_module_rounds(const TunedModel& tuned, const fs::path& out,
+                               const OptimizeOptions& options) {
+  ModuleRoundsOptions rounds;
+  rounds.rounds = options.module_rounds;
+  rounds.threads = options.threads;
+  rounds.seed = options.seed;
+  rounds.stitch = options.stitch;
+  rounds.solve.time_limit_s = options.tune.solve_time_limit_s;
+  rounds.log = options.log;
+  return plan_in_modules(tuned, rounds, [&](int round) {
+    return scratch_beside(out, fmt::format("round{}", round + 1)).string();
+  });
+}
+
+}  // namespace
+
+stitch::StitchResult build_module(const Graph& graph, const OrchestrationProblem& problem,
+                                  const Plan& plan, std::span<const codegen::KernelChoice> choices,
+                                  const std::string& out_dir, const OptimizeOptions& options) {
+  fs::path out = module_path(out_dir);
+  fs::path temp = scratch_beside(out, "tmp");
+  check_replaceable(out);  // before the work, not after it
+  fs::remove_all(temp);
+  stitch::StitchResult result;
+  try {
+    result = options.tune.target == Target::cuda
+                 ? stitch::stitch_cuda(graph, problem, plan, choices, temp.string(),
+                                       target_gpu(options.tune.gpu), options.stitch)
+                 : stitch::stitch(graph, problem, plan, choices, temp.string(), options.stitch);
   } catch (...) {
     std::error_code ignored;
     fs::remove_all(temp, ignored);
     throw;
   }
+  say(options, fmt::format("stitched {} kernels in {:.1f} s", result.kernels, result.seconds));
+  validate_and_install(temp, out, graph, options);
+  return result;
 }
 
 OptimizeResult optimize_model(const std::string& model_path, const std::string& out_dir,
@@ -205,10 +255,23 @@ OptimizeResult optimize_model(const std::string& model_path, const std::string& 
                            tuned.plan.kernels.size(), tuned.plan.objective_us,
                            tuning_outcome(tuned.stats, tune.analytic)));
   auto stitch_start = Clock::now();
-  result.module =
-      build_module(tuned.graph, tuned.problem, tuned.plan, tuned.choices, out_dir, options);
-  result.stitch_seconds = result.module.seconds;
-  result.validate_seconds = seconds_since(stitch_start) - result.module.seconds;
+  if (module_rounds_apply(options)) {
+    fs::path out = module_path(out_dir);
+    check_replaceable(out);
+    InModulePlan in_module = run_module_rounds(tuned, out, options);
+    result.module_rounds = static_cast<int>(in_module.rounds.size());
+    result.module_rounds_seconds = seconds_since(stitch_start);
+    result.objective_us = in_module.plan.objective_us;
+    result.module = std::move(in_module.stitched);
+    validate_and_install(in_module.dir, out, tuned.graph, options);
+    result.stitch_seconds = result.module.seconds;
+    result.validate_seconds = seconds_since(stitch_start) - result.module_rounds_seconds;
+  } else {
+    result.module =
+        build_module(tuned.graph, tuned.problem, tuned.plan, tuned.choices, out_dir, options);
+    result.stitch_seconds = result.module.seconds;
+    result.validate_seconds = seconds_since(stitch_start) - result.module.seconds;
+  }
   result.total_seconds = seconds_since(start);
   return result;
 }

@@ -30,6 +30,10 @@ struct OptimizeOptions {
   /// full: Korch's orchestration over every candidate; operator / greedy: the benchmark's
   /// baselines (fusion_policy.h), which skip the rewrite stage (they need fission's origins).
   FusionPolicy fusion = FusionPolicy::full;
+  /// Modules built and timed to plan with the kernels' times inside them (module_rounds.h), the
+  /// tuned plan's first; measured CPU tuning of the full policy only. 0 or 1: the tuned plan's
+  /// module alone (the default: the rounds bought no more than the timing noise so far).
+  int module_rounds = 0;
   std::function<void(std::string_view)> log;  // progress lines; null: silent
 };
 
@@ -40,7 +44,9 @@ struct OptimizeResult {
   int primitives = 0;
   double objective_us = 0;
   double tune_seconds = 0;
-  double stitch_seconds = 0;
+  double stitch_seconds = 0;  // of the module kept
+  int module_rounds = 0;      // modules built by module rounds (0: they did not run)
+  double module_rounds_seconds = 0;  // their stitching and timing
   double validate_seconds = 0;
   double total_seconds = 0;
 };

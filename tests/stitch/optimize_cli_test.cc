@@ -31,6 +31,29 @@ TEST_F(OptimizeCli, OptimizesTheExampleIntoAModule) {
   EXPECT_NE(r.output.find("latency_ms: median="), std::string::npos) << r.output;
 }
 
+// Full orchestration with candidates of up to two primitives (seven kernels, seconds to tune):
+// the module rounds report each module they build and leave only the module kept.
+TEST_F(OptimizeCli, ModuleRoundsLeaveOneModule) {
+  std::string model = std::string(ORCH_SOURCE_DIR) + "/examples/tiny_mlp.orch.txt";
+  std::string out = path("mlp_module");
+  Outcome r = orch_cli(fmt::format("optimize {} -o {} --db {} --max-primitives 2 --module-rounds 3",
+                                   model, out, path("t.db")));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("module round 1: 7 kernels"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("validated against the interpreter"), std::string::npos) << r.output;
+  EXPECT_TRUE(fs::exists(fs::path(out) / "manifest.json"));
+  for (const fs::directory_entry& e : fs::directory_iterator(path("")))
+    EXPECT_NE(e.path().filename().string().front(), '.') << e.path();  // no scratch module left
+
+  r = orch_cli(fmt::format("optimize {} -o {} --db {} --max-primitives 2 --module-rounds 0", model,
+                           out, path("t.db")));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("module round"), std::string::npos) << r.output;
+  r = orch_cli(fmt::format("optimize {} -o {} --module-rounds -1", model, out));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("--module-rounds"), std::string::npos) << r.output;
+}
+
 TEST_F(OptimizeCli, UnknownFusionPolicyIsAnError) {
   std::string model = std::string(ORCH_SOURCE_DIR) + "/examples/tiny_mlp.orch.txt";
   Outcome r = orch_cli(fmt::format("optimize {} -o {} --fusion tvm", model, path("out")));

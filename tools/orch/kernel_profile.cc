@@ -3,14 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <map>
 #include <numeric>
 
 namespace orch::tool {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using driver::median_of;
 
 std::string planned_cell(double us) {
   return us < 0 ? "-" : fmt::format("{:.1f}", us);
@@ -74,35 +73,14 @@ void print_profile(const std::vector<KernelSpec>& kernels,
 
 }  // namespace
 
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
-
 void print_kernel_profile(const Module& module, Context& context, const std::vector<Tensor>& feed,
                           int repeat, int top) {
-  const std::vector<KernelSpec>& kernels = module.kernels();
-  std::vector<std::vector<double>> us(kernels.size());
-  std::vector<double> run_us;
-  module.run(context, feed);  // warm-up
-  for (int r = 0; r < repeat; ++r) {
-    Clock::time_point start = Clock::now(), last = start;
-    module.run(
-        context, feed,
-        [&](int k, std::span<const Tensor>) {
-          Clock::time_point now = Clock::now();
-          us[static_cast<size_t>(k)].push_back(
-              std::chrono::duration<double, std::micro>(now - last).count());
-          last = now;
-        },
-        HookOutputs::none);
-    run_us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
-  }
+  driver::KernelTimes times = driver::time_kernels(module, context, feed, repeat);
   fmt::print(
       "kernel profile: median of {} runs; 'tuned us' is the kernel's time when it was tuned "
       "alone\n",
       repeat);
-  print_profile(kernels, us, run_us, top, "tuned");
+  print_profile(module.kernels(), times.kernel_us, times.run_us, top, "tuned");
 }
 
 void print_cuda_kernel_profile(runtime::CudaModule& module, int repeat, int top) {

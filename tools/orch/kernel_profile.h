@@ -3,13 +3,11 @@
 
 #include <vector>
 
+#include "driver/kernel_timing.h"
 #include "orch/module.h"
 #include "runtime/cuda_module.h"
 
 namespace orch::tool {
-
-/// The median of `values` (not empty).
-double median_of(std::vector<double> values);
 
 /// Runs `module` `repeat` times on `feed`, timing each kernel (the wall time between the
 /// after-kernel hooks of consecutive kernels), and prints the `top` slowest kernels against the

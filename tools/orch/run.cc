@@ -155,7 +155,7 @@ void time_runs(const Runner& runner, const std::vector<Tensor>& feed, int repeat
                      .count());
   }
   std::sort(ms.begin(), ms.end());
-  const double median = median_of(ms);
+  const double median = driver::median_of(ms);
   if (runner.device_ms)
     fmt::print("gpu_ms: median={:.4f} (kernels alone, CUDA events)\n", runner.device_ms(repeat));
   fmt::print("latency_ms: median={:.4f} min={:.4f} max={:.4f}\n", median, ms.front(), ms.back());
