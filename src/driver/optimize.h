@@ -44,8 +44,8 @@ struct OptimizeResult {
   int primitives = 0;
   double objective_us = 0;
   double tune_seconds = 0;
-  double stitch_seconds = 0;  // of the module kept
-  int module_rounds = 0;      // modules built by module rounds (0: they did not run)
+  double stitch_seconds = 0;         // of the module kept
+  int module_rounds = 0;             // modules built by module rounds (0: they did not run)
   double module_rounds_seconds = 0;  // their stitching and timing
   double validate_seconds = 0;
   double total_seconds = 0;
