@@ -17,6 +17,10 @@
 // this 2-core machine (session 23, one thread): the kept module 0.7% and 1.3% faster than the tuned
 // plan's on YOLOX-Nano (two runs), 0.5% on EfficientViT-B1: within the noise, for 50 to 110 s of
 // stitching and timing.
+//
+// Last of the rounds, unless the stitch options relay them out already, the plan whose module ran
+// fastest is built once more with its convolutions relaid out (blocked_layout.h), and timed with
+// the others: the kept module is the faster of the two layouts, model by model.
 #pragma once
 
 #include <functional>
@@ -50,6 +54,7 @@ struct ModuleRound {
   double objective_us = 0;  // the plan's BLP objective over the costs it was chosen with
   double run_us = 0;        // median whole run in its own round
   double final_run_us = 0;  // median whole run over the final passes
+  bool relaid_out = false;  // an earlier round's plan, its convolutions relaid out
 };
 
 struct InModulePlan {

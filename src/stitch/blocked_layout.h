@@ -22,7 +22,18 @@ namespace orch::stitch {
 /// stored-blocked ports to its oneDNN kernels' configurations and rewriting the Halide kernels
 /// that need block shapes (before they are compiled); `graph` is the primitive graph the kernels
 /// were extracted from. Returns how many tensors are stored blocked.
-int store_blocked_between_kernels(const Graph& graph, ModuleLayout& layout);
+///
+/// With `relayout_convolutions`, every oneDNN kernel tuned in the model's layout whose output is
+/// of whole blocks moves to the blocked layout first. Tuned alone it paid no reorders and would
+/// have paid two blocked, so the plan never picks it blocked; next to neighbours that store
+/// blocked it pays none, and may be the faster. YOLOX-Nano at one thread: its 1x1 convolutions
+/// at 104x104 ran 5-40% slower so, its chains of a depthwise and a 1x1 convolution 10-30% faster,
+/// the module 3% faster (15.35 against 15.75 ms, A/B in 7 rounds); EfficientViT-B1, which the
+/// plan runs mostly blocked already, see module_rounds.h. Not every kernel gains, so stitch()
+/// does it only when asked (StitchOptions::relayout_convolutions), and module rounds keep it
+/// where the module is faster.
+int store_blocked_between_kernels(const Graph& graph, ModuleLayout& layout,
+                                  bool relayout_convolutions);
 
 /// Whether `kernel` computes the same whatever the channel-blocked layout of `block` its
 /// non-scalar inputs and outputs are stored in (all in the same one): every node elementwise,

@@ -105,7 +105,8 @@ StitchResult stitch(const Graph& graph, const OrchestrationProblem& problem, con
   }
   // Once every kernel is laid out: which tensors they can share channel-blocked.
   if (options.blocked_between_kernels)
-    result.blocked_tensors = store_blocked_between_kernels(graph, layout);
+    result.blocked_tensors =
+        store_blocked_between_kernels(graph, layout, options.relayout_convolutions);
   for (size_t i = 0; i < layout.kernels.size(); ++i) {
     StitchedKernel& k = layout.kernels[i];
     if (k.backend == "halide") {

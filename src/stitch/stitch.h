@@ -31,6 +31,9 @@ struct StitchOptions {
   /// CPU modules: store intermediates channel-blocked between the kernels that allow it
   /// (blocked_layout.h), instead of every kernel reading and writing the model's layout.
   bool blocked_between_kernels = true;
+  /// With blocked_between_kernels: oneDNN kernels tuned in the model's layout move to the blocked
+  /// one where the module can then store their tensors blocked (blocked_layout.h).
+  bool relayout_convolutions = false;
 };
 
 /// What stitch() built.

@@ -1,19 +1,24 @@
 // Module rounds: candidates a module ran are planned at their time in it and the others at their
 // tuned cost scaled by the modules' slowdown; the rounds keep the fastest module they built,
-// remove the others' directories, stop when a plan repeats, and the plan kept is valid over the
-// tuned costs and is the one its module runs.
+// remove the others' directories, stop when a plan repeats, try oneDNN convolutions tuned in the
+// model's layout relaid out, and the plan kept is valid over the tuned costs and is the one its
+// module runs.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <string>
 
 #include "../common/orch_cli.h"
 #include "driver/module_rounds.h"
 #include "driver/pipeline.h"
+#include "interp/random_inputs.h"
+#include "ir/builder.h"
+#include "ir/text_format.h"
 #include "orch/module.h"
 #include "runtime/module_format.h"
 
@@ -113,6 +118,42 @@ TEST_F(ModuleRoundsTest, KeepsTheFastestModuleAndRemovesTheOthers) {
     EXPECT_EQ(module.kernels()[k].backend, c.backend) << k;
     EXPECT_DOUBLE_EQ(module.kernels()[k].planned_us, c.cost_us) << k;
   }
+}
+
+// conv -> SiLU -> conv over whole channel blocks, with every convolution on oneDNN in the
+// model's layout: the rounds build its plan relaid out too (blocked_layout.h), and keep one.
+TEST_F(ModuleRoundsTest, TryThePlanRelaidOut) {
+  Graph g;
+  g.name = "conv_silu_conv";
+  Builder b(g);
+  ValueId x = b.input("x", {DType::f32, {1, 16, 8, 8}});
+  ValueId w1 = b.constant(interp::random_tensor({DType::f32, {32, 16, 1, 1}}, 1));
+  ValueId h = b.op("Conv", {x, w1});
+  ValueId w2 = b.constant(interp::random_tensor({DType::f32, {16, 32, 1, 1}}, 2));
+  b.output(b.op("Conv", {b.op("Mul", {h, b.op("Sigmoid", {h})}), w2}));
+  driver::TunedModel t = tuned(print_graph(g).c_str());
+  for (size_t c = 0; c < t.choices.size(); ++c) {
+    bool conv = false;
+    for (int p : t.problem.candidates[c].primitives) conv |= t.graph.node(p).op == "prim.Conv";
+    if (!conv) continue;
+    if (t.choices[c].backend == "dnnl")
+      t.choices[c].config = "layout=plain";
+    else
+      t.problem.candidates[c].cost_us = kInfinity;
+  }
+  t.plan = orchestrate(t.problem);
+  driver::InModulePlan kept =
+      driver::plan_in_modules(t, options(1), [&](int r) { return scratch(r); });
+  ASSERT_EQ(kept.rounds.size(), 2u);
+  EXPECT_FALSE(kept.rounds[0].relaid_out);
+  EXPECT_TRUE(kept.rounds[1].relaid_out);
+  EXPECT_EQ(kept.rounds[1].kernels, kept.rounds[0].kernels);
+  EXPECT_EQ(fs::exists(scratch(0)), kept.chosen == 0);
+  EXPECT_EQ(fs::exists(scratch(1)), kept.chosen == 1);
+  std::ifstream manifest(fs::path(kept.dir) / runtime::kManifestFile);
+  std::string text((std::istreambuf_iterator<char>(manifest)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text.find("layout=blocked") != std::string::npos, kept.chosen == 1);
+  EXPECT_EQ(text.find("layout=plain") != std::string::npos, kept.chosen == 0);
 }
 
 TEST_F(ModuleRoundsTest, StopWhenThePlanRepeats) {

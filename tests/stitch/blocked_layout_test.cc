@@ -127,10 +127,11 @@ struct Built {
   int blocked_values = 0;  // kernel inputs and outputs marked channel-blocked
 };
 
-Built build(const PlannedModel& m, const std::string& name, bool blocked) {
+Built build(const PlannedModel& m, const std::string& name, bool blocked, bool relayout = false) {
   std::string dir = temp_dir(name);
   driver::OptimizeOptions options;
   options.stitch.blocked_between_kernels = blocked;
+  options.stitch.relayout_convolutions = relayout;
   // Validates kernel by kernel: values stored blocked reach the check unblocked.
   driver::build_module(m.graph, m.problem, m.plan, m.choices, dir, options);
   Built built;
@@ -171,9 +172,10 @@ TEST(BlockedLayout, ConvolutionsKeepTheirTensorsBlockedAcrossAConcat) {
   EXPECT_EQ(off.blocked_values, 0);
 }
 
-// `g` planned as if its oneDNN convolutions measured fastest alone and blocked, their epilogues
-// left to Halide.
-PlannedModel plan_blocked_convolutions_alone(const Graph& g) {
+// `g` planned as if its oneDNN convolutions measured fastest alone in the layout `config` names
+// (blocked unless told), their epilogues left to Halide.
+PlannedModel plan_blocked_convolutions_alone(const Graph& g,
+                                             const std::string& config = "layout=blocked") {
   PlannedModel m = plan_model(g);
   for (size_t i = 0; i < m.choices.size(); ++i) {
     bool conv = false, elementwise = false;
@@ -181,7 +183,7 @@ PlannedModel plan_blocked_convolutions_alone(const Graph& g) {
       conv |= m.graph.node(p).op == "prim.Conv";
       elementwise |= m.graph.node(p).op == "prim.Elementwise";
     }
-    if (m.choices[i].backend == "dnnl") m.choices[i].config = "layout=blocked";
+    if (m.choices[i].backend == "dnnl") m.choices[i].config = config;
     if (conv && (elementwise || m.choices[i].backend != "dnnl"))
       m.problem.candidates[i].cost_us = 1e6;
   }
@@ -189,9 +191,8 @@ PlannedModel plan_blocked_convolutions_alone(const Graph& g) {
   return m;
 }
 
-// A convolution's bias and SiLU left to Halide between two blocked oneDNN convolutions: the
-// Halide kernel is rewritten over the block shapes, and no tensor between them is plain.
-TEST(BlockedLayout, HalideBiasAndSiluRunOnBlockedTensors) {
+// conv -> bias + SiLU -> conv, YOLOX's pattern.
+Graph conv_silu_conv() {
   Graph g;
   g.name = "conv_silu_conv";
   Builder b(g);
@@ -202,17 +203,42 @@ TEST(BlockedLayout, HalideBiasAndSiluRunOnBlockedTensors) {
   ValueId silu = b.op("Mul", {h, b.op("Sigmoid", {h})});
   ValueId w2 = b.constant(interp::random_tensor({DType::f32, {16, 32, 3, 3}}, 3));
   b.output(b.op("Conv", {silu, w2}, {{"pads", Ints{1, 1, 1, 1}}}));
-  PlannedModel m = plan_blocked_convolutions_alone(g);
-  Built on = build(m, "conv_silu_conv", true);
-  int block_shaped = 0;
-  for (const auto& k : on.manifest["kernels"]) {
+  return g;
+}
+
+// Halide kernels of a module reading channel-blocked tensors.
+int block_shaped_halide_kernels(const Built& built) {
+  int count = 0;
+  for (const auto& k : built.manifest["kernels"]) {
     if (k["backend"] != "halide") continue;
     bool blocked_in = false;
     for (const auto& v : k["inputs"]) blocked_in |= v.contains("channel_block");
-    block_shaped += blocked_in;
+    count += blocked_in;
   }
-  EXPECT_EQ(block_shaped, 1) << on.manifest.dump(1);
+  return count;
+}
+
+// A convolution's bias and SiLU left to Halide between two blocked oneDNN convolutions: the
+// Halide kernel is rewritten over the block shapes, and no tensor between them is plain.
+TEST(BlockedLayout, HalideBiasAndSiluRunOnBlockedTensors) {
+  Built on = build(plan_blocked_convolutions_alone(conv_silu_conv()), "conv_silu_conv", true);
+  EXPECT_EQ(block_shaped_halide_kernels(on), 1) << on.manifest.dump(1);
   EXPECT_EQ(on.stored, 2);
+}
+
+// The same convolutions tuned in the model's layout store nothing blocked, unless relaid out:
+// then both run blocked, the tensors between them are stored so, and the module still matches
+// the interpreter kernel by kernel.
+TEST(BlockedLayout, RelaidOutConvolutionsStoreTheirTensorsBlocked) {
+  PlannedModel m = plan_blocked_convolutions_alone(conv_silu_conv(), "layout=plain");
+  Built plain = build(m, "conv_silu_conv_plain", true);
+  EXPECT_EQ(plain.stored, 0) << plain.manifest.dump(1);
+  Built relaid = build(m, "conv_silu_conv_relaid", true, true);
+  EXPECT_EQ(block_shaped_halide_kernels(relaid), 1) << relaid.manifest.dump(1);
+  int blocked_convolutions = 0;
+  for (const auto& k : relaid.manifest["kernels"])
+    blocked_convolutions += k["config"].get<std::string>().starts_with("layout=blocked;");
+  EXPECT_EQ(blocked_convolutions, 2);
 }
 
 // A Halide kernel adding a large constant (read from weights.bin, stored plain) to a

@@ -342,6 +342,10 @@ std::vector<std::string> dnnl_configs(const Graph& kernel) {
   return configs;
 }
 
+std::string dnnl_blocked_variant(const std::string& config) {
+  return config == kPlainLayout ? std::string(kBlockedLayout) : "";
+}
+
 DnnlBlockedPorts dnnl_blocked_ports(const Graph& kernel, const std::string& config_text) {
   DnnlBlockedPorts ports;
   Config config = dnnl_config::parse_config(config_text);

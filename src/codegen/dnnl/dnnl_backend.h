@@ -40,6 +40,10 @@ DnnlBlockedPorts dnnl_blocked_ports(const Graph& kernel, const std::string& conf
 /// reads and writes those tensors in oneDNN's blocked layout.
 std::string dnnl_with_stored_blocked(const std::string& config, const DnnlBlockedPorts& stored);
 
+/// `config` with its convolutions moved from the model's layout ("layout=plain") to the blocked
+/// one, so that the module may store its tensors blocked; "" when `config` is not the plain layout.
+std::string dnnl_blocked_variant(const std::string& config);
+
 /// The channel block of oneDNN's blocked activations on this CPU: 16 with AVX-512, else 8.
 int64_t dnnl_channel_block();
 
