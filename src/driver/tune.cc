@@ -127,7 +127,7 @@ class Tuner {
       if (!db_) break;
       std::vector<profile::TuningRecord> records = db_->find(u.hash, machine_id_);
       if (records.empty() || fallback_only(u, records, profiler_.backends)) continue;
-      apply_records(u, records);
+      apply_records(u, records, options_.relayout_convolutions);
       ++model_.stats.from_db;
       for (codegen::KernelChoice& choice : unmeasured_choices(u, records)) {
         new_config_ids_.push_back(static_cast<size_t>(&u - unique_.data()));
@@ -216,7 +216,7 @@ class Tuner {
       std::vector<profile::TuningRecord> records;
       for (const profile::Measurement& m : results) records.push_back(record_of(u, machine_id_, m));
       db_->put(records);
-      apply_records(u, records);
+      apply_records(u, records, options_.relayout_convolutions);
       if (!again) ++model_.stats.measured;
       model_.stats.measurements += static_cast<int64_t>(results.size());
       report(progress, round_start, u, results.front().reason);
@@ -281,7 +281,7 @@ class Tuner {
       chosen->recheck_us = m.median_us;
       db_->put(std::span(&*chosen, 1));
       u.cost_us = kInfinity;
-      apply_records(u, records);
+      apply_records(u, records, options_.relayout_convolutions);
       ++model_.stats.rechecked;
     });
   }
@@ -295,7 +295,7 @@ class Tuner {
       UniqueKernel& u = unique_[ids[job]];
       profile::TuningRecord record = record_of(u, machine_id_, m);
       db_->put(std::span(&record, 1));
-      apply_records(u, std::vector{record});
+      apply_records(u, std::vector{record}, options_.relayout_convolutions);
       ++model_.stats.measurements;
     });
   }

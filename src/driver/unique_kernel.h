@@ -56,8 +56,16 @@ profile::TuningRecord record_of(const UniqueKernel& u, const std::string& machin
                                 const profile::Measurement& m);
 
 /// Applies stored or fresh records to `u`: the fastest working configuration wins, each timed by
-/// its recheck when it has one (profile::TuningRecord::recheck_us).
-void apply_records(UniqueKernel& u, const std::vector<profile::TuningRecord>& records);
+/// its recheck when it has one (profile::TuningRecord::recheck_us). With `relayout` (the module's
+/// convolutions relaid out, stitch::StitchOptions), a oneDNN configuration measured blocked is
+/// priced without its reorders (blocked_reorder_us).
+void apply_records(UniqueKernel& u, const std::vector<profile::TuningRecord>& records,
+                   bool relayout);
+
+/// The reorders a oneDNN kernel measured channel-blocked pays for its activations of whole
+/// channel blocks, into the blocked layout and back: a module that relays out its convolutions
+/// (blocked_layout.h) stores those blocked next to blocked neighbours, and the reorders vanish.
+double blocked_reorder_us(const Graph& kernel);
 
 /// What `u`, a kernel known from the database, was never measured in and a later orch offers:
 /// oneDNN configurations (codegen::dnnl_configs) when oneDNN worked in one, and Halide's default

@@ -342,6 +342,10 @@ std::vector<std::string> dnnl_configs(const Graph& kernel) {
   return configs;
 }
 
+bool dnnl_blocked_layout(const std::string& config) {
+  return config == kBlockedLayout;
+}
+
 std::string dnnl_blocked_variant(const std::string& config) {
   return config == kPlainLayout ? std::string(kBlockedLayout) : "";
 }

@@ -40,6 +40,9 @@ DnnlBlockedPorts dnnl_blocked_ports(const Graph& kernel, const std::string& conf
 /// reads and writes those tensors in oneDNN's blocked layout.
 std::string dnnl_with_stored_blocked(const std::string& config, const DnnlBlockedPorts& stored);
 
+/// Whether `config` runs the kernel's convolutions channel-blocked ("layout=blocked").
+bool dnnl_blocked_layout(const std::string& config);
+
 /// `config` with its convolutions moved from the model's layout ("layout=plain") to the blocked
 /// one, so that the module may store its tensors blocked; "" when `config` is not the plain layout.
 std::string dnnl_blocked_variant(const std::string& config);
