@@ -42,6 +42,23 @@ Plan repriced(Plan plan, const OrchestrationProblem& problem) {
   return plan;
 }
 
+// Stitches `plan` into `dir` with `stitch`, loads the module and times it, appending it to
+// `built`; returns the timing.
+KernelTimes build_and_time(const TunedModel& tuned, Plan plan, const std::string& dir,
+                           const stitch::StitchOptions& stitch, const std::vector<Tensor>& feed,
+                           const ModuleRoundsOptions& options, std::vector<Built>& built) {
+  fs::remove_all(dir);
+  stitch::StitchResult stitched =
+      stitch::stitch(tuned.graph, tuned.problem, plan, tuned.choices, dir, stitch);
+  Module module = Module::load(dir);
+  module.set_threads(options.threads);
+  Context context = module.new_context();
+  KernelTimes times = time_kernels(module, context, feed, options.repeat, options.budget_s);
+  built.push_back(
+      {dir, std::move(plan), std::move(stitched), std::move(module), std::move(context)});
+  return times;
+}
+
 // Whether some module built has a oneDNN kernel that relaying out would move (blocked_layout.h).
 bool relayable(const std::vector<Built>& built, const std::vector<codegen::KernelChoice>& choices) {
   for (const Built& b : built)
@@ -104,16 +121,9 @@ InModulePlan plan_in_modules(const TunedModel& tuned, const ModuleRoundsOptions&
   std::map<int, double> in_module;  // candidates some round's module ran: their latest time
   try {
     for (int r = 0; r < options.rounds && tried.insert(candidates_of(plan)).second; ++r) {
-      std::string dir = scratch(r);
-      fs::remove_all(dir);
       // The module is stitched with the tuned costs: it reports each kernel's time alone.
-      Plan tuned_costs = repriced(plan, tuned.problem);
-      stitch::StitchResult stitched = stitch::stitch(tuned.graph, tuned.problem, tuned_costs,
-                                                     tuned.choices, dir, options.stitch);
-      Module module = Module::load(dir);
-      module.set_threads(options.threads);
-      Context context = module.new_context();
-      KernelTimes times = time_kernels(module, context, feed, options.repeat, options.budget_s);
+      KernelTimes times = build_and_time(tuned, repriced(plan, tuned.problem), scratch(r),
+                                         options.stitch, feed, options, built);
 
       ModuleRound round{.kernels = static_cast<int>(plan.kernels.size()),
                         .objective_us = plan.objective_us,
@@ -129,8 +139,6 @@ InModulePlan plan_in_modules(const TunedModel& tuned, const ModuleRoundsOptions&
                                r + 1, round.kernels, round.new_kernels, round.objective_us,
                                round.run_us, times.run_us.size()));
       rounds.push_back(round);
-      built.push_back({dir, std::move(tuned_costs), std::move(stitched), std::move(module),
-                       std::move(context)});
       if (r + 1 < options.rounds) plan = orchestrate(problem, options.solve);
     }
     if (!options.stitch.relayout_convolutions && relayable(built, tuned.choices)) {
@@ -140,25 +148,18 @@ InModulePlan plan_in_modules(const TunedModel& tuned, const ModuleRoundsOptions&
         if (rounds[i].run_us < rounds[quickest].run_us) quickest = i;
       stitch::StitchOptions relayout = options.stitch;
       relayout.relayout_convolutions = true;
-      std::string dir = scratch(static_cast<int>(built.size()));
-      fs::remove_all(dir);
-      stitch::StitchResult stitched = stitch::stitch(
-          tuned.graph, tuned.problem, built[quickest].plan, tuned.choices, dir, relayout);
-      Module module = Module::load(dir);
-      module.set_threads(options.threads);
-      Context context = module.new_context();
       ModuleRound round = rounds[quickest];
       round.new_kernels = 0;
       round.relaid_out = true;
-      round.run_us =
-          median_of(time_kernels(module, context, feed, options.repeat, options.budget_s).run_us);
-      say(options,
-          fmt::format("module round {}: round {}'s plan with its convolutions relaid out "
-                      "({} tensors stored blocked), runs in {:.1f} us",
-                      built.size() + 1, quickest + 1, stitched.blocked_tensors, round.run_us));
+      round.run_us = median_of(build_and_time(tuned, built[quickest].plan,
+                                              scratch(static_cast<int>(built.size())), relayout,
+                                              feed, options, built)
+                                   .run_us);
+      say(options, fmt::format("module round {}: round {}'s plan with its convolutions relaid out "
+                               "({} tensors stored blocked), runs in {:.1f} us",
+                               built.size(), quickest + 1, built.back().stitched.blocked_tensors,
+                               round.run_us));
       rounds.push_back(round);
-      built.push_back(
-          {dir, built[quickest].plan, std::move(stitched), std::move(module), std::move(context)});
     }
     size_t best = built.size() > 1 ? fastest(built, rounds, feed, options) : 0;
     if (built.size() > 1)
