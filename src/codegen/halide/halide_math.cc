@@ -21,9 +21,15 @@ Expr half_exp(const Expr& x) {
 // e^x for x within [-87, 87] (no overflow, no denormal): Cody-Waite reduction x = n ln2 + r,
 // Cephes expf's polynomial on r (relative error about 2e-7), 2^n written into the exponent bits.
 // Halide's exp also handles the overflow and NaN that its callers here exclude; this is 15-20%
-// cheaper per element.
+// cheaper per element. n is rounded by adding 1.5 * 2^23 (the float's low bits are then n):
+// Halide 14 floors a 16-lane vector as two 8-lane halves and converts it back separately, and
+// the sum gives n and 2^n's exponent bits with one add; a SiLU over 1x64x104x104 took 250 us on
+// one thread with the floor, 230 with the sum (AMD EPYC, AVX-512).
 Expr bounded_exp(const Expr& x) {
-  Expr n = Halide::floor(x * 1.44269504088896341f + 0.5f);
+  Expr t = x * 1.44269504088896341f + 12582912.0f;
+  Expr bits = Halide::reinterpret(Halide::UInt(32), t);
+  Expr n = Halide::cast<float>(
+      Halide::reinterpret(Halide::Int(32), bits - Halide::cast<uint32_t>(0x4B400000)));
   Expr r = x - n * 0.693359375f + n * 2.12194440e-4f;
   Expr p =
       ((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r + 4.1665795894e-2f) *
@@ -31,7 +37,8 @@ Expr bounded_exp(const Expr& x) {
        1.6666665459e-1f) *
           r +
       5.0000001201e-1f;
-  Expr two_n = Halide::reinterpret(Halide::Float(32), (Halide::cast<int32_t>(n) + 127) << 23);
+  Expr two_n = Halide::reinterpret(Halide::Float(32),
+                                   (bits - Halide::cast<uint32_t>(0x4B400000 - 127)) << 23);
   return (p * r * r + r + 1.0f) * two_n;
 }
 
