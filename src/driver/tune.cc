@@ -110,7 +110,9 @@ class Tuner {
       if (inserted) {
         UniqueKernel u{.hash = hash, .outputs = output_types(kernel), .label = c.label};
         u.bound_us = profile::roofline_lower_bound_us(kernel, machine_);
-        u.write_us = write_cost_us(kernel);
+        if (write_cost())
+          u.write_us =
+              profile::kernel_output_bytes(kernel) / (machine_.levels.back().bandwidth_gbs * 1e3);
         u.library = codegen::dnnl_backend().reject(kernel).empty();
         u.kind = kernel_kind(kernel, u.bound_us, u.library);
         u.primitives = static_cast<int>(c.primitives.size());
@@ -141,11 +143,10 @@ class Tuner {
     }
   }
 
-  // TuneOptions::write_cost. Measured tuning only: analytic costs are bounds plus a call cost,
-  // for checking code generation.
-  double write_cost_us(const Graph& kernel) const {
-    if (!options_.write_cost || options_.analytic) return 0;
-    return profile::kernel_output_bytes(kernel) / (machine_.levels.back().bandwidth_gbs * 1e3);
+  // TuneOptions::write_cost, which says why only kernels on several threads pay it. Measured
+  // tuning only: analytic costs are bounds plus a call cost, for checking code generation.
+  bool write_cost() const {
+    return options_.write_cost && !options_.analytic && or_cores(options_.threads) > 1;
   }
 
   KernelKind kernel_kind(const Graph& kernel, double bound_us, bool library) const {
@@ -381,7 +382,7 @@ class Tuner {
   // solves take about a minute, in which two workers measure some 80 kernels, while its plans
   // asked for 76 and then 41 and the time budget ran out after two rounds.
   std::vector<size_t> with_promising(std::vector<size_t> missing) const {
-    size_t batch = std::max(missing.size(), static_cast<size_t>(2 * jobs()));
+    size_t batch = std::max(missing.size(), static_cast<size_t>(2 * or_cores(options_.jobs)));
     if (seconds_per_kernel_ > 0)
       batch = std::max(batch, static_cast<size_t>(last_solve_s_ / seconds_per_kernel_));
     if (missing.size() >= batch) return missing;
@@ -390,9 +391,9 @@ class Tuner {
     return missing;
   }
 
-  int jobs() const {
-    return options_.jobs > 0 ? options_.jobs
-                             : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  // A count option's value, 0 meaning one per core.
+  static int or_cores(int count) {
+    return count > 0 ? count : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   }
 
   static double seconds_since(Clock::time_point t) {
@@ -442,7 +443,7 @@ class Tuner {
       phase_ = b.phase;
       measure_with(b.ids, b.library_only ? library_only() : profiler_, false);
     }
-    model_key_ = model_key(unique_, options_.write_cost);
+    model_key_ = model_key(unique_, write_cost());
     model_.stats.earlier_lazy_s = db_->lazy_seconds(model_key_, machine_id_);
     lazy_start_ = lazy_recorded_ = Clock::now();
     bool proven = false;

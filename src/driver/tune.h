@@ -91,8 +91,12 @@ struct TuneOptions {
   /// (not a proven bound); 0 turns it off.
   double overhead_floor = 0.8;
   /// The BLP's cost of a kernel: its measured time plus its output bytes at the machine's
-  /// main-memory bandwidth (the last level's), see tune.cc. Measured tuning only (analytic and
-  /// CUDA costs have none).
+  /// main-memory bandwidth (the last level's), see UniqueKernel::write_us. Measured tuning on
+  /// more than one kernel thread only (analytic and CUDA costs have none). At one thread a
+  /// module pays no such cost: in YOLOX-Nano's module tuned at 1 thread (`orch run --profile
+  /// --threads 1`) Halide kernels ran at 0.93 of their tuned time, and the term moved its SiLUs
+  /// into oneDNN's slower swish post-ops (A/B against ONNX Runtime, 7 rounds: 1.000 of its
+  /// time with the term, 0.993 without; 5 rounds: 1.010 and 0.981).
   bool write_cost = true;
   double solve_time_limit_s = 60;  // per orchestrate() call
   /// Non-empty: exactly these kernels (a baseline fusion policy, fusion_policy.h) instead of

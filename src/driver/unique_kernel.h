@@ -32,6 +32,7 @@ struct UniqueKernel {
   // run --profile`) Halide kernels took their tuned time plus 0.055-0.061 us per KB written
   // (main memory copies at 27 GB/s here: 0.037 us per KB), its 81 lone constant Broadcasts 15 us
   // against 3.1 tuned. Without the term plans split kernels that a module runs faster fused.
+  // Zero at one kernel thread (TuneOptions::write_cost).
   double write_us = 0;
   KernelKind kind = KernelKind::memory;
   int primitives = 1;

@@ -181,12 +181,14 @@ TEST_F(TuneTest, KillNineLosesNothingStored) {
   sqlite3_close(db);
 }
 
-// Every candidate of the chain writes f32[8,16] buffers: its BLP cost is its measured latency
-// plus those bytes at the machine's main-memory bandwidth, its latency alone without.
+// Every candidate of the chain writes f32[8,16] buffers: on two kernel threads its BLP cost is
+// its measured latency plus those bytes at the machine's main-memory bandwidth, its latency
+// alone without.
 TEST_F(TuneTest, WriteCostIsOutputBytesAtMemoryBandwidth) {
   Graph graph = chain();
   driver::TuneOptions o = options();
   o.exhaustive = true;
+  o.threads = 2;
   o.write_cost = false;
   driver::TunedModel alone = driver::tune_model(graph, o);
   o.write_cost = true;
@@ -207,6 +209,28 @@ TEST_F(TuneTest, WriteCostIsOutputBytesAtMemoryBandwidth) {
   }
   EXPECT_GE(checked, 4);  // at least the single primitives
   EXPECT_EQ(check_plan(written.problem, written.plan), "");
+}
+
+// On one kernel thread a module pays no write cost (TuneOptions::write_cost): the BLP's costs are
+// the measured latencies whether the option is on or off.
+TEST_F(TuneTest, NoWriteCostOnOneThread) {
+  Graph graph = chain();
+  driver::TuneOptions o = options();
+  o.exhaustive = true;
+  o.threads = 1;
+  o.write_cost = true;
+  driver::TunedModel on = driver::tune_model(graph, o);
+  o.write_cost = false;
+  driver::TunedModel off = driver::tune_model(graph, o);
+  EXPECT_EQ(off.stats.measurements, 0);
+  ASSERT_EQ(on.problem.candidates.size(), off.problem.candidates.size());
+  int finite = 0;
+  for (size_t i = 0; i < on.problem.candidates.size(); ++i) {
+    EXPECT_EQ(on.problem.candidates[i].cost_us, off.problem.candidates[i].cost_us)
+        << on.problem.candidates[i].label;
+    finite += std::isfinite(on.problem.candidates[i].cost_us);
+  }
+  EXPECT_GE(finite, 4);
 }
 
 // Before any lazy round, the kernels of a MatMul with its bias (and activation) are measured with

@@ -162,7 +162,8 @@ void add_optimize_command(CLI::App& app) {
   cmd->add_flag(
       "--no-write-cost", args->no_write_cost,
       "Plan with the kernels' measured times alone, without the cost of writing their outputs "
-      "to main memory (an ablation; the default counts it, as a module pays it)");
+      "to main memory (an ablation; on several kernel threads the default counts it, as a "
+      "module pays it there; at one (--threads 1, or one core) it is never counted)");
   cmd->add_option("--target", args->target,
                   "cpu (default) or cuda: NVIDIA GPU kernels as CUDA C compiled by NVRTC into one "
                   "cubin (needs --compile-only)");

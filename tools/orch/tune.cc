@@ -105,7 +105,8 @@ void add_tune_options(CLI::App& cmd, TuneArgs& args) {
   cmd.add_flag_callback(
       "--no-write-cost", [&args] { args.options.write_cost = false; },
       "Plan with the kernels' measured times alone, without the cost of writing their outputs "
-      "to main memory (an ablation; the default counts it, as a module pays it)");
+      "to main memory (an ablation; on several kernel threads the default counts it, as a "
+      "module pays it there; at one (--threads 1, or one core) it is never counted)");
   cmd.add_flag("--quiet", args.quiet, "No progress on stderr");
   cmd.add_option("--max-primitives", args.options.max_primitives,
                  "Primitives per candidate kernel (default 32)");
