@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "codegen/channel_blocks.h"
+#include "codegen/dnnl/dnnl_backend.h"
 #include "interp/interpreter.h"
 #include "interp/random_inputs.h"
 #include "orch/module.h"
@@ -239,6 +240,28 @@ TEST(BlockedLayout, RelaidOutConvolutionsStoreTheirTensorsBlocked) {
   for (const auto& k : relaid.manifest["kernels"])
     blocked_convolutions += k["config"].get<std::string>().starts_with("layout=blocked;");
   EXPECT_EQ(blocked_convolutions, 2);
+}
+
+// A stem convolution over 3 channels, then one over whole blocks, both tuned in the model's
+// layout: relaying out moves the second only, since oneDNN has only its reference kernel for
+// the first blocked (codegen::dnnl_reference_only).
+TEST(BlockedLayout, RelayoutLeavesAStemOverPartialBlocksPlain) {
+  if (codegen::dnnl_channel_block() != 16) GTEST_SKIP() << "checked with AVX-512's blocks";
+  Graph g;
+  g.name = "stem";
+  Builder b(g);
+  ValueId x = b.input("x", {DType::f32, {1, 3, 12, 12}});
+  ValueId w2 = b.constant(interp::random_tensor({DType::f32, {32, 32, 3, 3}}, 2));
+  b.output(b.op("Conv", {conv(b, x, 3, 32, 9, 1), w2}, {{"pads", Ints{1, 1, 1, 1}}}));
+  Built relaid = build(plan_blocked_convolutions_alone(g, "layout=plain"), "stem", true, true);
+  std::vector<std::string> layouts;
+  for (const auto& k : relaid.manifest["kernels"])
+    if (k["backend"] == "dnnl") {
+      std::string config = k["config"];
+      layouts.push_back(config.substr(0, config.find(';')));
+    }
+  EXPECT_EQ(layouts, (std::vector<std::string>{"layout=plain", "layout=blocked"}))
+      << relaid.manifest.dump(1);
 }
 
 // A Halide kernel adding a large constant (read from weights.bin, stored plain) to a

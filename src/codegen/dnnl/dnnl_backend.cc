@@ -403,6 +403,22 @@ DnnlBlockedPorts dnnl_blocked_ports(const Graph& kernel, const std::string& conf
   return ports;
 }
 
+bool dnnl_reference_only(const Graph& kernel, const std::string& config_text) {
+  Config config = dnnl_config::parse_config(config_text);
+  std::vector<LinearPlan> stages;
+  if (!plan_for_dnnl(kernel, stages).empty()) return false;
+  try {
+    for (const LinearPlan& stage : stages) {
+      Built built = build(kernel, stage, user_descs(kernel, stage),
+                          kernel.value(stage.weights.source).is_constant(), config, false);
+      if (built.impl.starts_with("ref")) return true;
+    }
+  } catch (const dnnl::error&) {
+    return false;
+  }
+  return false;
+}
+
 std::string dnnl_with_stored_blocked(const std::string& config, const DnnlBlockedPorts& stored) {
   return dnnl_config::with_stored_blocked(config, stored.inputs, stored.output);
 }

@@ -99,7 +99,7 @@ void absorb_bias(const Graph& kernel, LinearPlan& plan) {
 template <class PrimitiveDesc>
 Built finish(const PrimitiveDesc& pd, bool create) {
   return {create ? dnnl::primitive(pd) : dnnl::primitive(), pd.src_desc(), pd.weights_desc(),
-          pd.dst_desc()};
+          pd.dst_desc(), pd.impl_info_str()};
 }
 
 }  // namespace

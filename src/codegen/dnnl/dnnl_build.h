@@ -18,10 +18,11 @@ using dnnl_config::Config;
 using dnnl_plan::LinearPlan;
 using dnnl_plan::View;
 
-/// A primitive and the layouts it reads and writes.
+/// A primitive, the layouts it reads and writes, and the implementation oneDNN chose for it.
 struct Built {
   dnnl::primitive primitive;
   memory::desc src, weights, dst;
+  std::string impl;  // e.g. "brgconv:avx512_core", "ref:any"
 };
 
 /// User-side descs of the primitive's tensors: src, weights (as oneDNN indexes them), dst.
