@@ -47,16 +47,16 @@ Graph extracted(const Graph& graph, const StitchedKernel& k) {
   return codegen::extract_kernel(graph, k.primitives, outputs);
 }
 
-// The ports of a oneDNN kernel in `config` that may be stored blocked.
-void dnnl_ports(const Graph& kernel, const StitchedKernel& k, const std::string& config,
-                KernelPorts& ports) {
+// A oneDNN kernel's ports, `blocked` those it offers to store blocked.
+KernelPorts dnnl_ports(const StitchedKernel& k, const codegen::DnnlBlockedPorts& blocked) {
   // The kernel's inputs are k.inputs, in order: external kernels' weights are not among them.
-  codegen::DnnlBlockedPorts blocked = codegen::dnnl_blocked_ports(kernel, config);
+  KernelPorts ports;
   std::vector<bool> input_ok(k.inputs.size());
   for (int i : blocked.inputs) input_ok[static_cast<size_t>(i)] = true;
   for (size_t i = 0; i < k.inputs.size(); ++i)
     (input_ok[i] ? ports.blockable : ports.plain).push_back(k.inputs[i].value);
   (blocked.output ? ports.blockable : ports.plain).push_back(k.outputs[0].value);
+  return ports;
 }
 
 // A oneDNN kernel tuned in the model's layout, moved to the blocked one (see
@@ -72,15 +72,9 @@ void dnnl_ports(const Graph& kernel, const StitchedKernel& k, const std::string&
 bool relayout_ports(const Graph& kernel, const StitchedKernel& k, KernelPorts& ports) {
   std::string variant = codegen::dnnl_blocked_variant(k.choice.config);
   if (variant.empty()) return false;
-  std::string offered =
-      codegen::dnnl_with_stored_blocked(variant, codegen::dnnl_blocked_ports(kernel, variant));
-  if (codegen::dnnl_reference_only(kernel, offered)) return false;
-  KernelPorts blocked;
-  dnnl_ports(kernel, k, variant, blocked);
-  if (std::find(blocked.blockable.begin(), blocked.blockable.end(), k.outputs[0].value) ==
-      blocked.blockable.end())
-    return false;
-  ports = std::move(blocked);
+  codegen::DnnlBlockedPorts blocked = codegen::dnnl_blocked_ports(kernel, variant);
+  if (!blocked.output || blocked.reference_only) return false;
+  ports = dnnl_ports(k, blocked);
   ports.relayout = std::move(variant);
   return true;
 }
@@ -108,7 +102,7 @@ KernelPorts ports_of(const Graph& graph, const StitchedKernel& k, int64_t block,
   if (k.backend == "dnnl") {
     Graph kernel = extracted(graph, k);
     if (!relayout_convolutions || !relayout_ports(kernel, k, ports))
-      dnnl_ports(kernel, k, k.choice.config, ports);
+      ports = dnnl_ports(k, codegen::dnnl_blocked_ports(kernel, k.choice.config));
     return ports;
   }
   for (const KernelValue& v : k.inputs) ports.plain.push_back(v.value);

@@ -29,9 +29,11 @@ namespace orch::stitch {
 /// blocked it pays none, and may be the faster. YOLOX-Nano at one thread: its 1x1 convolutions
 /// at 104x104 ran 5-40% slower so, its chains of a depthwise and a 1x1 convolution 10-30% faster,
 /// the module 3% faster (15.35 against 15.75 ms, A/B in 7 rounds); EfficientViT-B1, which the
-/// plan runs mostly blocked already, see module_rounds.h. Not every kernel gains, so stitch()
-/// does it only when asked (StitchOptions::relayout_convolutions), and module rounds keep it
-/// where the module is faster.
+/// plan runs mostly blocked already, see module_rounds.h. Not every kernel gains, but the modules
+/// do: `orch optimize` asks for it (StitchOptions::relayout_convolutions) unless told
+/// --no-relayout-convolutions, after a zoo bench where every model was faster than ONNX Runtime
+/// with it at 1 and 2 threads; without it, module rounds try it and keep it where the module is
+/// faster.
 int store_blocked_between_kernels(const Graph& graph, ModuleLayout& layout,
                                   bool relayout_convolutions);
 

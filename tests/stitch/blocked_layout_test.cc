@@ -244,7 +244,7 @@ TEST(BlockedLayout, RelaidOutConvolutionsStoreTheirTensorsBlocked) {
 
 // A stem convolution over 3 channels, then one over whole blocks, both tuned in the model's
 // layout: relaying out moves the second only, since oneDNN has only its reference kernel for
-// the first blocked (codegen::dnnl_reference_only).
+// the first blocked (codegen::DnnlBlockedPorts::reference_only).
 TEST(BlockedLayout, RelayoutLeavesAStemOverPartialBlocksPlain) {
   if (codegen::dnnl_channel_block() != 16) GTEST_SKIP() << "checked with AVX-512's blocks";
   Graph g;

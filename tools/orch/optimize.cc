@@ -28,7 +28,7 @@ struct OptimizeArgs {
   bool analytic = false;
   bool no_write_cost = false;
   bool plain_between_kernels = false;
-  bool relayout_convolutions = false;
+  bool no_relayout_convolutions = false;
   std::string target = "cpu";
   std::string gpu = "h200";
   bool compile_only = false;
@@ -56,8 +56,8 @@ void run_optimize(const OptimizeArgs& args) {
   options.tune.analytic = args.analytic || args.compile_only;
   options.tune.write_cost = !args.no_write_cost;
   options.stitch.blocked_between_kernels = !args.plain_between_kernels;
-  options.stitch.relayout_convolutions = args.relayout_convolutions;
-  options.tune.relayout_convolutions = args.relayout_convolutions;
+  options.stitch.relayout_convolutions = !args.no_relayout_convolutions;
+  options.tune.relayout_convolutions = !args.no_relayout_convolutions;
   options.tune.target = driver::parse_target(args.target);
   options.tune.gpu = args.gpu;
   check(options.tune.target == driver::Target::cpu || args.compile_only,
@@ -149,12 +149,11 @@ void add_optimize_command(CLI::App& app) {
   cmd->add_flag("--plain-between-kernels", args->plain_between_kernels,
                 "Store every intermediate in the model's layout, none channel-blocked between "
                 "oneDNN convolutions (an ablation: each kernel then reorders its tensors)");
-  cmd->add_flag("--relayout-convolutions", args->relayout_convolutions,
-                "Store the tensors between oneDNN convolutions and their elementwise neighbours "
-                "channel-blocked wherever they allow it: plan the convolutions measured blocked "
-                "without their reorders, and run those tuned in the model's layout blocked too "
-                "(YOLOX-Nano and EfficientViT-B1 at one thread: 3-4% faster; --module-rounds tries "
-                "the second either way)");
+  cmd->add_flag("--no-relayout-convolutions", args->no_relayout_convolutions,
+                "Run every oneDNN kernel in the layout it was tuned in, and plan those measured "
+                "channel-blocked with the reorders they pay in the model's layout (an ablation; "
+                "by default, kernels tuned in the model's layout move to the blocked one where "
+                "that lets their tensors stay blocked, and --module-rounds still tries that)");
   cmd->add_flag("--analytic", args->analytic,
                 "Measure nothing: plan with estimated costs (roofline bound + 2 us per kernel) "
                 "and the first backend that accepts each kernel; quick, for checking code "

@@ -288,6 +288,16 @@ void check_stored_blocked(const Graph& kernel, const std::vector<LinearPlan>& st
                 format_shape(out), dnnl_config::channel_block());
 }
 
+// Every stage's primitive descriptor in `config`; throws dnnl::error where oneDNN has none.
+std::vector<Built> build_stages(const Graph& kernel, const std::vector<LinearPlan>& stages,
+                                const Config& config) {
+  std::vector<Built> built;
+  for (const LinearPlan& stage : stages)
+    built.push_back(build(kernel, stage, user_descs(kernel, stage),
+                          kernel.value(stage.weights.source).is_constant(), config, false));
+  return built;
+}
+
 }  // namespace
 
 std::unique_ptr<Kernel> dnnl_compile(const Graph& kernel, const std::string& config) {
@@ -362,9 +372,7 @@ DnnlBlockedPorts dnnl_blocked_ports(const Graph& kernel, const std::string& conf
     return ports;
   std::vector<Built> built;
   try {
-    for (const LinearPlan& stage : stages)
-      built.push_back(build(kernel, stage, user_descs(kernel, stage),
-                            kernel.value(stage.weights.source).is_constant(), config, false));
+    built = build_stages(kernel, stages, config);
   } catch (const dnnl::error&) {
     return ports;
   }
@@ -391,32 +399,17 @@ DnnlBlockedPorts dnnl_blocked_ports(const Graph& kernel, const std::string& conf
   ports.output = is_blocked(built.back().dst) &&
                  whole_blockable(kernel, {kernel.outputs()[0], out, row_major_strides(out)});
   // Blocked binary operands change the primitives oneDNN builds: keep them only if it still can.
+  // Without them the primitives are those built above (a stored source changes only its reorder).
   Config stored = config;
   stored.blocked_inputs = ports.inputs;
   try {
-    for (const LinearPlan& stage : stages)
-      build(kernel, stage, user_descs(kernel, stage),
-            kernel.value(stage.weights.source).is_constant(), stored, false);
+    built = build_stages(kernel, stages, stored);
   } catch (const dnnl::error&) {
     std::erase_if(ports.inputs, [&](int i) { return kernel.inputs()[i] != stages[0].src.source; });
   }
+  ports.reference_only =
+      std::ranges::any_of(built, [](const Built& b) { return b.impl.starts_with("ref"); });
   return ports;
-}
-
-bool dnnl_reference_only(const Graph& kernel, const std::string& config_text) {
-  Config config = dnnl_config::parse_config(config_text);
-  std::vector<LinearPlan> stages;
-  if (!plan_for_dnnl(kernel, stages).empty()) return false;
-  try {
-    for (const LinearPlan& stage : stages) {
-      Built built = build(kernel, stage, user_descs(kernel, stage),
-                          kernel.value(stage.weights.source).is_constant(), config, false);
-      if (built.impl.starts_with("ref")) return true;
-    }
-  } catch (const dnnl::error&) {
-    return false;
-  }
-  return false;
 }
 
 std::string dnnl_with_stored_blocked(const std::string& config, const DnnlBlockedPorts& stored) {

@@ -30,6 +30,10 @@ std::vector<std::string> dnnl_configs(const Graph& kernel);
 struct DnnlBlockedPorts {
   std::vector<int> inputs;
   bool output = false;
+  /// oneDNN has only its reference implementation ("ref:any") for some primitive of the kernel
+  /// with `inputs` stored blocked: a kernel never measured in that configuration may be hundreds
+  /// of times slower there than where it was tuned.
+  bool reference_only = false;
 };
 
 /// The ports of `kernel` in `config` (one of "" and dnnl_configs()) that may be stored blocked;
@@ -46,11 +50,6 @@ bool dnnl_blocked_layout(const std::string& config);
 /// `config` with its convolutions moved from the model's layout ("layout=plain") to the blocked
 /// one, so that the module may store its tensors blocked; "" when `config` is not the plain layout.
 std::string dnnl_blocked_variant(const std::string& config);
-
-/// Whether oneDNN has only its reference implementation ("ref:any") for some primitive of
-/// `kernel` in `config`: a kernel that was never measured in `config` may be hundreds of times
-/// slower there than where it was tuned.
-bool dnnl_reference_only(const Graph& kernel, const std::string& config);
 
 /// The channel block of oneDNN's blocked activations on this CPU: 16 with AVX-512, else 8.
 int64_t dnnl_channel_block();
