@@ -72,7 +72,7 @@ class Tuner {
     }
     if (options_.analytic)
       plan_analytically();
-    else if (options_.exhaustive)
+    else if (options_.exhaustive || !options_.fixed_kernels.empty())
       tune_exhaustively();
     else
       tune_lazily();
@@ -508,17 +508,21 @@ class Tuner {
   }
 
   // Every unique kernel measured, except (with prune) those whose bound cannot beat computing
-  // their primitives one kernel each.
+  // their primitives one kernel each. A fixed policy's kernels are all measured so: each is the
+  // only one for its primitives, and the lazy search would leave some unmeasured, the plan
+  // infeasible, once its budget is spent (Segformer-B0 at batch 16, one kernel per operator:
+  // an earlier run had spent it, and the run ended "infeasible" without a lazy round).
   void tune_exhaustively() {
     model_.stats.rounds = 1;
+    const bool prune = options_.prune && options_.fixed_kernels.empty();
     std::vector<size_t> singles, rest;
     for (size_t u = 0; u < unique_.size(); ++u) {
       if (unique_[u].known) continue;
       bool single = model_.problem.candidates[unique_[u].candidates.front()].primitives.size() == 1;
-      (single || !options_.prune ? singles : rest).push_back(u);
+      (single || !prune ? singles : rest).push_back(u);
     }
     measure(singles);
-    if (!options_.prune) {
+    if (!prune) {
       set_costs(Unknown::excluded);
       model_.plan = orchestrate(model_.problem, solve_options());
       return;

@@ -9,7 +9,8 @@
 // rounds; phase 2's final plan is optimal for the true costs as long as the bounds are lower
 // bounds, and each of its rounds bounds every plan from below (stats.lower_bound_us). When a cap
 // on rounds or time stops the search, the plan is the best one over what was measured
-// (stats.converged is false). `exhaustive` measures every candidate. Last, the plan's kernels are
+// (stats.converged is false). `exhaustive` measures every candidate, as does a fixed policy
+// (`fixed_kernels`: each is the only kernel for its primitives). Last, the plan's kernels are
 // rechecked (measured again in their chosen configuration, TuneOptions::recheck_rounds) and the
 // BLP solved over the rechecked times; a stored recheck is not repeated.
 #pragma once

@@ -402,6 +402,21 @@ TEST_F(TuneTest, SpentSearchBudgetCarriesOverToReruns) {
   EXPECT_GE(third.stats.rounds, 1);
 }
 
+// A fixed policy's kernels are each the only one for their primitives: all are measured, even
+// when earlier runs spent the lazy search's budget (which once left Segformer-B0's operator
+// policy at batch 16 "infeasible").
+TEST_F(TuneTest, AFixedPolicyMeasuresEveryKernelWhateverTheLazyBudget) {
+  Graph graph = chain();
+  driver::TuneOptions o = options();
+  o.max_lazy_s = 0;
+  o.fixed_kernels = {{.begin = 0, .end = 2}, {.begin = 2, .end = 4}};
+  driver::TunedModel tuned = driver::tune_model(graph, o);
+  EXPECT_EQ(check_plan(tuned.problem, tuned.plan), "");
+  ASSERT_EQ(tuned.plan.kernels.size(), 2u);
+  for (const PlanKernel& k : tuned.plan.kernels)
+    EXPECT_EQ(tuned.problem.candidates[static_cast<size_t>(k.candidate)].primitives.size(), 2u);
+}
+
 // Every kernel of the final plan is timed by its recheck, stored: a rerun rechecks nothing. Then
 // every first time not rechecked is made lucky (1 ns in the database): the plan takes those
 // kernels, rechecks them, and ends with rechecked times only again.
