@@ -508,10 +508,7 @@ class Tuner {
   }
 
   // Every unique kernel measured, except (with prune) those whose bound cannot beat computing
-  // their primitives one kernel each. A fixed policy's kernels are all measured so: each is the
-  // only one for its primitives, and the lazy search would leave some unmeasured, the plan
-  // infeasible, once its budget is spent (Segformer-B0 at batch 16, one kernel per operator:
-  // an earlier run had spent it, and the run ended "infeasible" without a lazy round).
+  // their primitives one kernel each. Fixed policies too: a spent lazy budget made them infeasible.
   void tune_exhaustively() {
     model_.stats.rounds = 1;
     const bool prune = options_.prune && options_.fixed_kernels.empty();
