@@ -161,8 +161,8 @@ class Tuner {
   }
 
   // Measures `ids` (unique kernels), storing each result as soon as it arrives. A needed kernel
-  // whose generators all failed (a compile that hit the timeout kills its child before the
-  // fallback runs) is measured again with the fallback alone: the plan must exist, slow or not.
+  // whose generators all failed and whose fallback no run measured (pinned measurements skip
+  // it) is measured again with the fallback alone: the plan must exist, slow or not.
   void measure(const std::vector<size_t>& ids,
                Clock::time_point start_by = Clock::time_point::max()) {
     profile::ProfilerOptions profiler = profiler_;

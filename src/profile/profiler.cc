@@ -16,6 +16,9 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <map>
+#include <optional>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -98,10 +101,46 @@ std::vector<std::pair<const codegen::Backend*, std::vector<std::string>>> measur
   return out;
 }
 
-// The child: measure `kernel` with each accepting backend (or `pinned` alone), report over
-// `fd`, exit.
+using ConfigKey = std::pair<std::string, std::string>;  // backend, configuration
+
+// What a kernel's earlier children settled. A child that crashes or times out in one backend
+// configuration is killed with the kernel's other configurations unmeasured; a new child measures
+// those. Segformer-B0 at batch 16 lost every oneDNN configuration of its stem convolution to one
+// that outlasted the CPU timeout, and its modules ran the reference backend's (1.66 s).
+struct Settled {
+  std::set<ConfigKey> configs;  // with a result (measured, failed, crashed or timed out)
+  bool measured = false;        // one of them measured ok
+};
+
+// A kernel's results so far, over its children: one, unless a child was killed in a
+// configuration and a new one measures the rest.
+struct KernelState {
+  std::vector<Measurement> results;
+  Settled settled;
+  std::set<ConfigKey> announced;  // by its children ("Q" lines)
+
+  void add(Measurement m) {
+    settled.configs.insert({m.backend, m.config});
+    settled.measured = settled.measured || m.ok;
+    results.push_back(std::move(m));
+  }
+  bool unsettled() const {
+    return std::any_of(announced.begin(), announced.end(),
+                       [&](const ConfigKey& k) { return !settled.configs.count(k); });
+  }
+};
+
+// The backend and configuration of a "Q" or "B" line: "Q\tdnnl\tconfig".
+ConfigKey config_key(const std::string& line) {
+  size_t tab = line.find('\t', 2);
+  if (tab == std::string::npos) return {line.substr(2), ""};
+  return {line.substr(2, tab - 2), line.substr(tab + 1)};
+}
+
+// The child: measure `kernel` with each accepting backend (or `pinned` alone), skipping what
+// `settled` holds, report over `fd`, exit.
 [[noreturn]] void child_main(int fd, const Graph& kernel, const ProfilerOptions& options,
-                             const codegen::KernelChoice* pinned) {
+                             const codegen::KernelChoice* pinned, const Settled& settled) {
   int null_fd = ::open("/dev/null", O_WRONLY);
   if (null_fd >= 0) {
     ::dup2(null_fd, STDOUT_FILENO);
@@ -114,6 +153,14 @@ std::vector<std::pair<const codegen::Backend*, std::vector<std::string>>> measur
   } catch (const std::exception& e) {
     send_all(fd, encode({.backend = "?", .reason = fmt::format("reject: {}", e.what())}));
     _exit(0);
+  }
+  // Announced ("Q"), so that the parent knows what a killed child left unmeasured.
+  for (auto& [b, configs] : backends) {
+    std::erase_if(configs, [&](const std::string& c) {
+      return settled.configs.count({std::string(b->name), clean(c)}) > 0;
+    });
+    for (const std::string& config : configs)
+      send_all(fd, fmt::format("Q\t{}\t{}\n", b->name, clean(config)));
   }
   std::vector<Tensor> inputs;
   std::vector<Tensor> reference;
@@ -131,7 +178,7 @@ std::vector<std::pair<const codegen::Backend*, std::vector<std::string>>> measur
   std::vector<PreparedKernel> prepared;
   for (const auto& [b, configs] : backends) {
     for (const std::string& config : configs) {
-      send_all(fd, fmt::format("B\t{}\n", b->name));
+      send_all(fd, fmt::format("B\t{}\t{}\n", b->name, clean(config)));
       PreparedKernel p = prepare(kernel, *b, config, inputs, reference, options.measure);
       if (p.result.ok)
         prepared.push_back(std::move(p));
@@ -143,8 +190,10 @@ std::vector<std::pair<const codegen::Backend*, std::vector<std::string>>> measur
   const codegen::Backend* fallback = options.backends.fallback;
   bool fallback_tried = std::any_of(backends.begin(), backends.end(),
                                     [&](const auto& b) { return b.first == fallback; });
-  if (prepared.empty() && fallback && pinned == nullptr && !fallback_tried) {
-    send_all(fd, fmt::format("B\t{}\n", fallback->name));
+  if (prepared.empty() && fallback && pinned == nullptr && !fallback_tried && !settled.measured &&
+      !settled.configs.count({std::string(fallback->name), ""})) {
+    send_all(fd, fmt::format("Q\t{}\t\n", fallback->name));
+    send_all(fd, fmt::format("B\t{}\t\n", fallback->name));
     PreparedKernel p = prepare(kernel, *fallback, "", inputs, reference, options.measure);
     if (p.result.ok)
       prepared.push_back(std::move(p));
@@ -157,7 +206,7 @@ std::vector<std::pair<const codegen::Backend*, std::vector<std::string>>> measur
     while (::read(fd, &token, 1) < 0 && errno == EINTR) {
     }
     for (PreparedKernel& p : prepared) {
-      send_all(fd, fmt::format("B\t{}\n", p.result.backend));
+      send_all(fd, fmt::format("B\t{}\t{}\n", p.result.backend, clean(p.result.config)));
       time_kernel(p, kernel, options.measure);
       send_all(fd, encode(p.result));
     }
@@ -170,8 +219,7 @@ struct Child {
   int fd = -1;
   size_t job = 0;
   std::string buffer;
-  std::string backend = "?";  // what it is working on
-  std::vector<Measurement> results;
+  std::optional<ConfigKey> working_on;  // the backend configuration it compiles or times
   Clock::time_point deadline;
   bool waiting_token = false;
   bool stopped = false;  // SIGSTOPped while another child times
@@ -229,6 +277,8 @@ void profile_kernels(std::span<const Graph* const> kernels, const ProfilerOption
   for (const codegen::Backend* b : options.backends.backends)
     if (b->prepare_fork != nullptr) b->prepare_fork();
   std::vector<Child> active;
+  std::map<size_t, KernelState> states;  // the kernels started and not yet reported
+  std::deque<size_t> restarts;           // kernels whose child was killed with configs left
   std::deque<pid_t> token_queue;
   pid_t token_holder = -1;
   size_t next = 0;
@@ -284,23 +334,41 @@ void profile_kernels(std::span<const Graph* const> kernels, const ProfilerOption
       reason = fmt::format("crashed: {}", signal_name(WTERMSIG(status)));
     else if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
       reason = fmt::format("worker exited with status {}", WEXITSTATUS(status));
-    if (!reason.empty())
-      c.results.push_back({.backend = c.backend, .reason = reason});
-    else if (c.results.empty())
-      c.results.push_back({.backend = c.backend, .reason = "worker produced no result"});
+    KernelState& state = states[c.job];
+    bool restart = false;
+    if (!reason.empty() && c.working_on && !state.settled.configs.count(*c.working_on)) {
+      const auto& [backend, config] = *c.working_on;
+      state.add({.backend = backend, .config = config, .reason = reason});
+      restart = state.unsettled() ||
+                (!state.settled.measured && pinned.empty() && options.backends.fallback &&
+                 !state.settled.configs.count({std::string(options.backends.fallback->name), ""}));
+    } else if (!reason.empty()) {
+      state.add({.backend = "?", .reason = reason});
+    } else if (state.results.empty()) {
+      state.add({.backend = "?", .reason = "worker produced no result"});
+    }
     if (token_holder == c.pid) {
       token_holder = -1;
       continue_all();
     }
     std::erase(token_queue, c.pid);
     grant();
-    on_done(c.job, std::move(c.results));
+    if (restart) {
+      restarts.push_back(c.job);
+      return;
+    }
+    on_done(c.job, std::move(state.results));
+    states.erase(c.job);
   };
 
   auto may_start = [&] { return next < kernels.size() && Clock::now() < options.start_by; };
-  while (may_start() || !active.empty()) {
-    // No new child while one times: it would compile beside the timing.
-    while (static_cast<int>(active.size()) < jobs && may_start() && token_holder < 0) {
+  while (may_start() || !restarts.empty() || !active.empty()) {
+    // No new child while one times: it would compile beside the timing. A kernel whose child
+    // was killed goes first (its configurations left), whatever start_by says: it was started.
+    while (static_cast<int>(active.size()) < jobs && (!restarts.empty() || may_start()) &&
+           token_holder < 0) {
+      size_t job = next;
+      if (!restarts.empty()) job = restarts.front();
       int fds[2];
       check(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) == 0,
             "profiler: socketpair failed: {}", std::strerror(errno));
@@ -315,11 +383,15 @@ void profile_kernels(std::span<const Graph* const> kernels, const ProfilerOption
       if (pid == 0) {
         ::close(fds[0]);
         for (const Child& c : active) ::close(c.fd);
-        child_main(fds[1], *kernels[next], options, pinned.empty() ? nullptr : &pinned[next]);
+        child_main(fds[1], *kernels[job], options, pinned.empty() ? nullptr : &pinned[job],
+                   states[job].settled);
       }
       ::close(fds[1]);
-      active.push_back({.pid = pid, .fd = fds[0], .job = next, .deadline = Clock::now() + timeout});
-      ++next;
+      active.push_back({.pid = pid, .fd = fds[0], .job = job, .deadline = Clock::now() + timeout});
+      if (!restarts.empty())
+        restarts.pop_front();
+      else
+        ++next;
     }
 
     std::vector<pollfd> polls;
@@ -354,8 +426,10 @@ void profile_kernels(std::span<const Graph* const> kernels, const ProfilerOption
       for (size_t end; (end = c.buffer.find('\n')) != std::string::npos;) {
         std::string line = c.buffer.substr(0, end);
         c.buffer.erase(0, end + 1);
-        if (line.rfind("B\t", 0) == 0) {
-          c.backend = line.substr(2);
+        if (line.rfind("Q\t", 0) == 0) {
+          states[c.job].announced.insert(config_key(line));
+        } else if (line.rfind("B\t", 0) == 0) {
+          c.working_on = config_key(line);
           c.phase_cpu_s = cpu_seconds(c.pid);
         } else if (line == "I") {
           c.interpreting = true;
@@ -369,7 +443,7 @@ void profile_kernels(std::span<const Graph* const> kernels, const ProfilerOption
           c.waiting_token = true;
           token_queue.push_back(c.pid);
         } else if (line.rfind("R\t", 0) == 0) {
-          c.results.push_back(decode(line));
+          states[c.job].add(decode(line));
         }
       }
     }

@@ -5,11 +5,14 @@
 // backends accept its kernel (profile/measure.h), compiles and checks each one, then asks the
 // parent for the timing token over its socket; the parent hands the token to one child at a
 // time, so compiles overlap but timings never do. Each result travels back as one line as soon
-// as it is known. A child that dies by a signal yields "crashed: SIGSEGV" for the backend it was
-// working on; one that outlives its timeout (the wall clock counted while it compiles, and again
-// while it holds the token; CPU time per backend configuration's compile and check, and again per
-// its timing; the reference interpreter that computes the outputs to check against has its own,
-// longer limit) is killed and yields "timeout after 10 s".
+// as it is known. A child that dies by a signal yields "crashed: SIGSEGV" for the backend
+// configuration it was working on; one that outlives its timeout (the wall clock counted while it
+// compiles, and again while it holds the token; CPU time per backend configuration's compile and
+// check, and again per its timing; the reference interpreter that computes the outputs to check
+// against has its own, longer limit) is killed and yields "timeout after 10 s" for it. Either way
+// a new child measures the kernel's configurations left (and the fallback, when none measured
+// ok), so one bad configuration costs itself alone; the kernel is reported once, when its last
+// child ends.
 //
 // Children are forked without exec, so they inherit the caller's memory (the kernel graphs and
 // the backends, test backends included). The caller must not have initialized Halide's or

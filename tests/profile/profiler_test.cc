@@ -179,6 +179,49 @@ TEST(Profiler, TheCpuTimeoutCountsEachConfigurationApart) {
   for (const Measurement& m : result) EXPECT_TRUE(m.ok) << m.backend << ": " << m.reason;
 }
 
+// One configuration that hangs or crashes costs itself alone: the kernel's child is killed in
+// it, and a new child measures the configurations left (here the second backend), and the
+// fallback when none measured ok.
+std::unique_ptr<codegen::Kernel> compile_forever(const Graph&) {
+  while (true) asm volatile("");
+}
+std::unique_ptr<codegen::Kernel> compile_crashing(const Graph&) {
+  ::raise(SIGSEGV);
+  return nullptr;
+}
+TEST(Profiler, AKilledConfigurationLeavesTheOthersMeasured) {
+  const codegen::Backend hanging{"hanging", accept, compile_forever};
+  const codegen::Backend crashing{"crashing", accept, compile_crashing};
+  const codegen::Backend fine{
+      "fine", accept, [](const Graph& g) { return codegen::reference_backend().compile(g); }};
+  Graph g = add_graph(16);
+  std::vector<const Graph*> kernels{&g, &g};
+  ProfilerOptions options{.jobs = 1, .timeout_s = 0.5, .wall_timeout_s = 60};
+  options.measure.budget_ms = 1;
+  options.backends = {.backends = {&hanging, &crashing, &fine}};
+  std::map<size_t, std::vector<Measurement>> results;
+  profile_kernels(std::span(kernels).first(1), options,
+                  [&](size_t i, std::vector<Measurement> m) { results[i] = std::move(m); });
+  ASSERT_EQ(results.size(), 1u);
+  std::map<std::string, Measurement> by_backend;
+  for (const Measurement& m : results[0]) by_backend[m.backend] = m;
+  ASSERT_EQ(by_backend.size(), 3u);
+  EXPECT_EQ(by_backend["hanging"].reason, "timeout after 0.5 s of CPU time");
+  EXPECT_EQ(by_backend["crashing"].reason, kCrashReason);
+  EXPECT_TRUE(by_backend["fine"].ok) << by_backend["fine"].reason;
+
+  options.backends = {.backends = {&crashing, &hanging}, .fallback = &codegen::reference_backend()};
+  results.clear();
+  profile_kernels(kernels, options,
+                  [&](size_t i, std::vector<Measurement> m) { results[i] = std::move(m); });
+  ASSERT_EQ(results.size(), 2u);
+  for (auto& [i, measured] : results) {
+    ASSERT_EQ(measured.size(), 3u) << i;
+    EXPECT_EQ(measured[2].backend, "reference");
+    EXPECT_TRUE(measured[2].ok) << measured[2].reason;
+  }
+}
+
 // A caller's budget: a kernel started before start_by finishes and is reported (the hanging
 // one, killed at its timeout after the deadline), and no kernel starts after it.
 TEST(Profiler, NoKernelStartsAfterTheDeadline) {
