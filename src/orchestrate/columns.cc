@@ -62,22 +62,47 @@ std::vector<char> forward_closure(const Work& work, int num_buffers, std::vector
   return writable;
 }
 
-[[noreturn]] void fail_infeasible(const OrchestrationProblem& problem, const Work& work,
-                                  const std::vector<char>& writable, int output) {
+std::vector<int> active_writers(const Work& work, int buffer) {
   std::vector<int> writers;
   for (int k = 0; k < static_cast<int>(work.active.size()); ++k) {
-    if (work.active[k] && std::binary_search(work.writes[k].begin(), work.writes[k].end(), output))
+    if (work.active[k] && std::binary_search(work.writes[k].begin(), work.writes[k].end(), buffer))
       writers.push_back(k);
   }
+  return writers;
+}
+
+// The first input of candidate k that no plan computes.
+int unwritable_need(const Work& work, const std::vector<char>& writable, int k) {
+  const std::vector<int>& needs = work.needs[k];
+  return *std::find_if(needs.begin(), needs.end(), [&](int j) { return !writable[j]; });
+}
+
+// Where the infeasibility starts: from `buffer` (which no plan computes) back through first
+// writers and their first such inputs to a primitive no measured candidate writes. The symptom
+// can lie far from it: Segformer-B0's graph output was reported, while its root was the stem
+// convolution, whose every kernel had timed out.
+int unwritten_root(const Work& work, const std::vector<char>& writable, int buffer) {
+  for (size_t step = 0; step < work.active.size(); ++step) {  // a bound: the graph is acyclic
+    std::vector<int> writers = active_writers(work, buffer);
+    if (writers.empty()) return buffer;
+    buffer = unwritable_need(work, writable, writers.front());
+  }
+  return buffer;
+}
+
+[[noreturn]] void fail_infeasible(const OrchestrationProblem& problem, const Work& work,
+                                  const std::vector<char>& writable, int output) {
+  std::vector<int> writers = active_writers(work, output);
   if (writers.empty()) {
     fail("orchestrate: infeasible: no measured candidate writes graph output primitive {}", output);
   }
-  const std::vector<int>& needs = work.needs[writers.front()];
-  int missing = *std::find_if(needs.begin(), needs.end(), [&](int j) { return !writable[j]; });
+  int missing = unwritable_need(work, writable, writers.front());
   fail(
       "orchestrate: infeasible: graph output primitive {} cannot be computed: each of its {} "
-      "measured writers needs an input no plan computes ({} needs primitive {})",
-      output, writers.size(), describe(problem, writers.front()), missing);
+      "measured writers needs an input no plan computes ({} needs primitive {}); it starts at "
+      "primitive {}, which no measured candidate writes",
+      output, writers.size(), describe(problem, writers.front()), missing,
+      unwritten_root(work, writable, missing));
 }
 
 // Restricts writes to buffers someone reads; drops candidates left writing nothing.

@@ -237,7 +237,22 @@ TEST(Orchestrate, InfeasibleWhenAnInputCannotBeComputed) {
   EXPECT_EQ(error_of(problem),
             "orchestrate: infeasible: graph output primitive 2 cannot be computed: each of its 1 "
             "measured writers needs an input no plan computes (candidate 1 (c) needs primitive "
-            "1)");
+            "1); it starts at primitive 1, which no measured candidate writes");
+}
+
+// The message names the root too: the primitive, up the chain, that no measured candidate
+// writes (here 1, two primitives above the output's missing input).
+TEST(Orchestrate, InfeasibleNamesThePrimitiveNoCandidateWrites) {
+  OrchestrationProblem problem;
+  problem.num_primitives = 5;
+  problem.primitive_inputs = {{}, {0}, {1}, {2}, {3}};
+  problem.graph_outputs = {4};
+  problem.candidates = {candidate({0}, {0}, 1, "a"), candidate({2}, {2}, 1, "c"),
+                        candidate({3}, {3}, 1, "d"), candidate({4}, {4}, 1, "e")};
+  EXPECT_EQ(error_of(problem),
+            "orchestrate: infeasible: graph output primitive 4 cannot be computed: each of its 1 "
+            "measured writers needs an input no plan computes (candidate 3 (e) needs primitive "
+            "3); it starts at primitive 1, which no measured candidate writes");
 }
 
 TEST(Orchestrate, InvalidProblemsAreRejected) {
