@@ -131,10 +131,13 @@ std::vector<codegen::KernelChoice> unmeasured_choices(
       return r.backend == backend && r.config == config;
     });
   };
-  bool dnnl_worked = std::any_of(records.begin(), records.end(),
-                                 [](const auto& r) { return r.backend == "dnnl" && r.ok; });
+  bool dnnl_worked_or_killed =
+      std::any_of(records.begin(), records.end(), [](const profile::TuningRecord& r) {
+        return r.backend == "dnnl" &&
+               (r.ok || r.reason.starts_with("timeout") || r.reason.starts_with("crashed"));
+      });
   std::vector<codegen::KernelChoice> missing;
-  if (!u.library || !dnnl_worked) return missing;
+  if (!u.library || !dnnl_worked_or_killed) return missing;
   for (std::string& config : codegen::dnnl_configs(u.kernel))
     if (!measured("dnnl", config)) missing.push_back({.backend = "dnnl", .config = config});
   if (profile::narrow_convolution(u.kernel) && !measured("halide", "") &&

@@ -69,9 +69,11 @@ void apply_records(UniqueKernel& u, const std::vector<profile::TuningRecord>& re
 double blocked_reorder_us(const Graph& kernel);
 
 /// What `u`, a kernel known from the database, was never measured in and a later orch offers:
-/// oneDNN configurations (codegen::dnnl_configs) when oneDNN worked in one, and Halide's default
-/// schedule when it is a narrow convolution (profile::narrow_convolution) that only oneDNN
-/// measured. Without them a database filled by an older orch would never measure them.
+/// oneDNN configurations (codegen::dnnl_configs) when oneDNN worked in one or one was killed (a
+/// timeout or a crash: before the profiler restarted such children, the kernel's configurations
+/// after it went unmeasured), and Halide's default schedule when it is a narrow convolution
+/// (profile::narrow_convolution) that only oneDNN measured. Without them a database filled by an
+/// older orch would never measure them.
 std::vector<codegen::KernelChoice> unmeasured_choices(
     const UniqueKernel& u, const std::vector<profile::TuningRecord>& records);
 

@@ -298,9 +298,33 @@ TEST_F(TuneTest, ConvolutionChainsAreMeasuredWithOneDnn) {
   EXPECT_EQ(chains(driver::tune_model(graph, o)), 0);
 }
 
-// A database filled by an orch that offered fewer oneDNN configurations: a rerun measures the
-// missing configurations of the kernels it knows, and nothing else.
-TEST_F(TuneTest, ConfigurationsTheDatabaseLacksAreMeasuredAlone) {
+// Deletes the database's records of oneDNN configurations other than the default; with
+// `time_out_default`, the default's records become timeouts, as when the old profiler's child
+// was killed in the default configuration and the rest went unmeasured. Returns how many
+// records it deleted.
+int forget_dnnl_configs(const std::string& path, bool time_out_default) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  EXPECT_EQ(sqlite3_exec(db, "DELETE FROM records WHERE backend = 'dnnl' AND config != ''", nullptr,
+                         nullptr, nullptr),
+            SQLITE_OK);
+  int deleted = sqlite3_changes(db);
+  if (time_out_default)
+    EXPECT_EQ(sqlite3_exec(db,
+                           "UPDATE records SET ok = 0, reason = 'timeout after 30 s of CPU time' "
+                           "WHERE backend = 'dnnl'",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+  sqlite3_close(db);
+  return deleted;
+}
+
+// A database filled by an orch that offered fewer oneDNN configurations, or by one whose
+// profiler lost a kernel's configurations to a timeout in another: a rerun measures the missing
+// configurations of the kernels it knows, and nothing else.
+class MissingConfigs : public TuneTest, public testing::WithParamInterface<bool> {};
+
+TEST_P(MissingConfigs, AreMeasuredAlone) {
   Graph graph = model("convs.orch.txt", kConvs);
   driver::TuneOptions o = options();
   o.max_primitives = 4;
@@ -313,13 +337,7 @@ TEST_F(TuneTest, ConfigurationsTheDatabaseLacksAreMeasuredAlone) {
     return n;
   };
   int stored = dnnl_records(false);
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(o.db_path.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, "DELETE FROM records WHERE backend = 'dnnl' AND config != ''", nullptr,
-                         nullptr, nullptr),
-            SQLITE_OK);
-  int deleted = sqlite3_changes(db);
-  sqlite3_close(db);
+  int deleted = forget_dnnl_configs(o.db_path, GetParam());
   ASSERT_GT(deleted, 0) << "a single convolution offers at least the plain layout";
   ASSERT_EQ(dnnl_records(true), 0);
 
@@ -329,6 +347,11 @@ TEST_F(TuneTest, ConfigurationsTheDatabaseLacksAreMeasuredAlone) {
   EXPECT_EQ(dnnl_records(false), stored);
   EXPECT_EQ(check_plan(second.problem, second.plan), "");
 }
+
+INSTANTIATE_TEST_SUITE_P(TuneTest, MissingConfigs, testing::Bool(),
+                         [](const testing::TestParamInfo<bool>& info) {
+                           return info.param ? "AfterATimeout" : "FromAnOlderOrch";
+                         });
 
 // A narrow convolution (3 output channels) is measured with Halide besides oneDNN, and a
 // database holding only its oneDNN records gets Halide's default schedule measured, alone.
