@@ -19,18 +19,36 @@ Tensor reblock(const Tensor& t, bool blocked) {
                  : from_channel_blocks(t, dnnl_channel_block());
 }
 
-// A 3x3 convolution with bias and ReLU plus a residual input, channels in whole blocks.
+// A 3x3 convolution with bias and ReLU plus a residual input, channels in whole blocks; with
+// `residual_first`, the residual is added before the ReLU (a sum post-op's place).
 struct Residual {
   Net n;
-  Residual(int64_t channels = 32) {
+  explicit Residual(int64_t channels = 32, bool residual_first = false) {
     ValueId x = n.input({1, channels, 10, 9});
     ValueId skip = n.input({1, channels, 10, 9});
     ValueId y = n.op("prim.Conv", {x, n.weights({channels, channels, 3, 3}, 1)},
                      conv_attrs({.pads = {1, 1, 1, 1}}));
-    y = n.ew("relu", {n.bias(y, 1, true, 2)});
-    n.b.output(n.ew("add", {y, skip}));
+    y = n.bias(y, 1, true, 2);
+    if (residual_first) y = n.ew("add", {y, skip});
+    y = n.ew("relu", {y});
+    n.b.output(residual_first ? y : n.ew("add", {y, skip}));
   }
 };
+
+// The kernel of `g` in `config`, its inputs and output stored blocked, matches the interpreter.
+void expect_blocked_run_matches(const Graph& g, const std::string& config) {
+  SCOPED_TRACE(config);
+  std::unique_ptr<Kernel> kernel = dnnl_compile(g, config);
+  std::vector<Tensor> inputs = interp::random_inputs(g, 5);
+  std::vector<Tensor> want = interp::interpret(g, inputs);
+  std::vector<Tensor> blocked = {reblock(inputs[0], true), reblock(inputs[1], true)};
+  const TensorType& t = g.value(g.outputs()[0]).type;
+  Tensor out(t.dtype, t.shape);
+  kernel->run(blocked, std::span<Tensor>(&out, 1));
+  Tensor got = reblock(out, false);
+  for (int64_t i = 0; i < got.numel(); ++i)
+    ASSERT_NEAR(got.get(i), want[0].get(i), tolerance(want[0].get(i))) << i;
+}
 
 TEST(DnnlStoredBlocked, BlockedConvolutionOffersItsSourceResidualAndOutput) {
   Residual r;
@@ -44,16 +62,17 @@ TEST(DnnlStoredBlocked, KernelOnBlockedTensorsMatchesTheInterpreter) {
   std::string config =
       dnnl_with_stored_blocked("layout=blocked", {.inputs = {0, 1}, .output = true});
   EXPECT_EQ(config, "layout=blocked;stored_blocked=i0,i1,o0");
-  std::unique_ptr<Kernel> kernel = dnnl_compile(r.n.g, config);
-  std::vector<Tensor> inputs = interp::random_inputs(r.n.g, 5);
-  std::vector<Tensor> want = interp::interpret(r.n.g, inputs);
-  std::vector<Tensor> blocked = {reblock(inputs[0], true), reblock(inputs[1], true)};
-  const TensorType& t = r.n.g.value(r.n.g.outputs()[0]).type;
-  Tensor out(t.dtype, t.shape);
-  kernel->run(blocked, std::span<Tensor>(&out, 1));
-  Tensor got = reblock(out, false);
-  for (int64_t i = 0; i < got.numel(); ++i)
-    ASSERT_NEAR(got.get(i), want[0].get(i), tolerance(want[0].get(i))) << i;
+  expect_blocked_run_matches(r.n.g, config);
+}
+
+// A residual added as a sum post-op is copied into the destination by a reorder, from whatever
+// layout the module stores it in.
+TEST(DnnlStoredBlocked, ResidualSumOnBlockedTensorsMatchesTheInterpreter) {
+  Residual r(32, true);
+  DnnlBlockedPorts ports = dnnl_blocked_ports(r.n.g, "residual=sum");
+  expect_blocked_run_matches(
+      r.n.g, dnnl_with_stored_blocked("residual=sum", {.inputs = {0, 1}, .output = true}));
+  EXPECT_FALSE(ports.reference_only);
 }
 
 // Only the source blocked: the output reorders back to the plain layout as before.

@@ -1,8 +1,8 @@
 // oneDNN primitives for planned kernels (dnnl_plan.h): descriptors built once per kernel,
 // convolutions in the layouts oneDNN picks (format_tag::any) with the reorders in and out run
 // inside the kernel, in the model's own layout (configuration "layout=plain") or channel-blocked
-// ("layout=blocked"), constant
-// weights reordered once at compile time (a MatMul's column-major with "weights=transposed").
+// ("layout=blocked"), constant weights reordered once at compile time (a MatMul's column-major
+// with "weights=transposed"), a residual add as a sum post-op with "residual=sum".
 // A chain of convolutions keeps the picked layouts between its stages: one reorder in, one out.
 #include "codegen/dnnl/dnnl_backend.h"
 
@@ -29,6 +29,7 @@ using dnnl_plan::View;
 using namespace dnnl_build;
 using dnnl_config::kBlockedLayout;
 using dnnl_config::kPlainLayout;
+using dnnl_config::kResidualSum;
 using dnnl_config::kTransposedWeights;
 
 // A tensor the primitive reads or writes, with the reorder between the user's layout and the
@@ -77,6 +78,9 @@ struct Stage {
   std::optional<dnnl::reorder> from_previous;
   std::optional<Port> weights;
   std::vector<memory> binary;
+  // A residual added as a sum post-op (dnnl_config::kResidualSum): copied into `dst` first.
+  std::optional<memory> sum_src;
+  std::optional<dnnl::reorder> sum_copy;
   std::optional<memory> bias;
   bool constant_weights = false;
   // The primitive's arguments, built once: run() points their memories at its buffers. Built at
@@ -119,10 +123,16 @@ class DnnlKernel final : public Kernel {
       // Constant weights are reordered once, into a buffer of their own.
       stage.weights.emplace(user.weights, built.weights, true,
                             stage.constant_weights ? nullptr : &transients_);
-      for (const PostOp& op : stage.plan.post_ops)
-        if (op.binary())
-          stage.binary.emplace_back(stored_desc(kernel_, op.other, config), cpu_engine(),
-                                    static_cast<void*>(nullptr));
+      for (size_t i = 0; i < stage.plan.post_ops.size(); ++i) {
+        memory operand(stored_desc(kernel_, stage.plan.post_ops[i].other, config), cpu_engine(),
+                       static_cast<void*>(nullptr));
+        if (as_sum(kernel_, stage.plan, i, config)) {
+          stage.sum_src = operand;
+          stage.sum_copy = dnnl::reorder(operand, stage.dst);
+        } else if (stage.plan.post_ops[i].binary()) {
+          stage.binary.push_back(operand);
+        }
+      }
       if (stage.plan.bias.source != kNoValue)
         stage.bias = memory(user.bias, cpu_engine(), static_cast<void*>(nullptr));
       stage.args = {{DNNL_ARG_SRC, stage.src},
@@ -130,7 +140,7 @@ class DnnlKernel final : public Kernel {
                     {DNNL_ARG_DST, stage.dst}};
       if (stage.bias) stage.args[DNNL_ARG_BIAS] = *stage.bias;
       for (size_t i = 0, b = 0; i < stage.plan.post_ops.size(); ++i)
-        if (stage.plan.post_ops[i].binary())
+        if (stage.plan.post_ops[i].binary() && !as_sum(kernel_, stage.plan, i, config))
           stage.args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1] =
               stage.binary[b++];
       if (stage.constant_weights) {
@@ -175,9 +185,15 @@ class DnnlKernel final : public Kernel {
       }
       watch.lap(&DnnlStageTimes::reorder_s);
       if (stage.bias) stage.bias->set_data_handle(data_of(stage.plan.bias.source, inputs));
-      for (size_t i = 0, b = 0; i < stage.plan.post_ops.size(); ++i)
-        if (stage.plan.post_ops[i].binary())
-          stage.binary[b++].set_data_handle(data_of(stage.plan.post_ops[i].other.source, inputs));
+      const std::vector<PostOp>& ops = stage.plan.post_ops;
+      for (size_t i = stage.sum_src ? 1 : 0, b = 0; i < ops.size(); ++i)
+        if (ops[i].binary())
+          stage.binary[b++].set_data_handle(data_of(ops[i].other.source, inputs));
+      if (stage.sum_src) {
+        stage.sum_src->set_data_handle(data_of(ops.front().other.source, inputs));
+        stage.sum_copy->execute(stream_, *stage.sum_src, stage.dst);
+        ++reorders;
+      }
       stage.primitive.execute(stream_, stage.args);
       watch.lap(&DnnlStageTimes::primitive_s);
     }
@@ -288,6 +304,13 @@ void check_stored_blocked(const Graph& kernel, const std::vector<LinearPlan>& st
                 format_shape(out), dnnl_config::channel_block());
 }
 
+// Whether some stage's first post-op is a residual that kResidualSum adds as a sum post-op.
+bool has_residual(const Graph& kernel, const std::vector<LinearPlan>& stages) {
+  return std::ranges::any_of(stages, [&](const LinearPlan& stage) {
+    return as_sum(kernel, stage, 0, {.residual_sum = true});
+  });
+}
+
 // Every stage's primitive descriptor in `config`; throws dnnl::error where oneDNN has none.
 std::vector<Built> build_stages(const Graph& kernel, const std::vector<LinearPlan>& stages,
                                 const Config& config) {
@@ -313,6 +336,11 @@ std::unique_ptr<Kernel> dnnl_compile(const Graph& kernel, const std::string& con
     unsupported("oneDNN backend: '{}' is for convolutions, not a MatMul", config);
   if (parsed.transposed_weights && (!matmul || !kernel.value(first.weights.source).is_constant()))
     unsupported("oneDNN backend: '{}' is for a MatMul with constant weights", config);
+  if (parsed.residual_sum && !has_residual(kernel, stages))
+    unsupported(
+        "oneDNN backend: '{}' is for a convolution whose first post-op adds a tensor of its "
+        "output's shape",
+        config);
   check_stored_blocked(kernel, stages, parsed);
   try {
     return std::make_unique<DnnlKernel>(kernel, std::move(stages), parsed);
@@ -353,6 +381,14 @@ std::vector<std::string> dnnl_configs(const Graph& kernel) {
     configs.emplace_back(kPlainLayout);
   if (changes_layouts(kernel, stages, picked, {.blocked = true}))
     configs.emplace_back(kBlockedLayout);
+  if (has_residual(kernel, stages)) {
+    try {
+      build_stages(kernel, stages, {.residual_sum = true});
+      configs.emplace_back(kResidualSum);
+    } catch (const dnnl::error&) {
+      // No convolution with a sum post-op here: the binary one alone.
+    }
+  }
   return configs;
 }
 

@@ -18,7 +18,8 @@ std::unique_ptr<Kernel> dnnl_compile(const Graph& kernel, const std::string& con
 /// convolution that oneDNN can also run in the model's plain layout, without reorders;
 /// "layout=blocked" for a convolution or chain that oneDNN can run channel-blocked (nChw16c or
 /// nChw8c) where it would pick another layout; "weights=transposed" for a MatMul whose constant
-/// weights oneDNN would store row-major.
+/// weights oneDNN would store row-major; "residual=sum" for a convolution (or chain) whose first
+/// post-op adds a tensor of its output's shape, which oneDNN can add as a sum post-op.
 std::vector<std::string> dnnl_configs(const Graph& kernel);
 
 /// The tensors of a kernel that its primitives read or write channel-blocked (nChw16c with

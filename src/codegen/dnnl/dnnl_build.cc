@@ -49,11 +49,14 @@ dnnl::algorithm algorithm_of(const std::string& alg) {
   fail("unknown oneDNN algorithm '{}'", alg);
 }
 
-dnnl::primitive_attr post_op_attr(const Graph& kernel, const std::vector<PostOp>& ops,
+dnnl::primitive_attr post_op_attr(const Graph& kernel, const LinearPlan& plan,
                                   const Config& config) {
   dnnl::post_ops po;
-  for (const PostOp& op : ops) {
-    if (op.binary())
+  for (size_t i = 0; i < plan.post_ops.size(); ++i) {
+    const PostOp& op = plan.post_ops[i];
+    if (as_sum(kernel, plan, i, config))
+      po.append_sum(1.0f);
+    else if (op.binary())
       po.append_binary(algorithm_of(op.alg), stored_desc(kernel, op.other, config));
     else
       po.append_eltwise(1.0f, algorithm_of(op.alg), op.alpha, op.beta);
@@ -176,6 +179,18 @@ memory::desc transposed_desc(const memory::dims& dims) {
   return memory::desc(dims, memory::data_type::f32, strides);
 }
 
+bool as_sum(const Graph& kernel, const LinearPlan& plan, size_t index, const Config& config) {
+  if (!config.residual_sum || index != 0 || plan.post_ops.empty()) return false;
+  const Node& node = kernel.node(plan.linear);
+  const PostOp& op = plan.post_ops.front();
+  if (node.op == "prim.MatMul" || !op.binary() || op.alg != "binary_add") return false;
+  const View& v = op.other;
+  if (v.shape != kernel.value(node.outputs[0]).type.shape) return false;
+  for (size_t d = 0; d < v.shape.size(); ++d)
+    if (v.strides[d] == 0 && v.shape[d] > 1) return false;
+  return true;
+}
+
 std::string plan_for_dnnl(const Graph& kernel, std::vector<LinearPlan>& stages) {
   std::string why = dnnl_plan::plan_kernel(kernel, stages);
   if (why.empty())
@@ -186,7 +201,7 @@ std::string plan_for_dnnl(const Graph& kernel, std::vector<LinearPlan>& stages) 
 Built build(const Graph& kernel, const LinearPlan& plan, const UserDescs& user,
             bool constant_weights, const Config& config, bool create) {
   const Node& node = kernel.node(plan.linear);
-  dnnl::primitive_attr attr = post_op_attr(kernel, plan.post_ops, config);
+  dnnl::primitive_attr attr = post_op_attr(kernel, plan, config);
   auto kind = dnnl::prop_kind::forward_inference;
   if (node.op == "prim.MatMul") {
     memory::desc weights = user.weights;

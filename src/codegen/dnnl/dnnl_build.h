@@ -58,6 +58,11 @@ memory::desc any_desc(const memory::dims& dims);
 /// A dense desc of `dims` whose last two dims are stored column-major ([..., K, N] as [..., N, K]).
 memory::desc transposed_desc(const memory::dims& dims);
 
+/// Whether post-op `index` of `plan` is applied as a sum post-op in `config`: the first post-op
+/// of a convolution (after its bias), adding a tensor of the output's shape, not broadcast
+/// (dnnl_config::kResidualSum).
+bool as_sum(const Graph& kernel, const LinearPlan& plan, size_t index, const Config& config);
+
 /// dnnl_plan::plan_kernel, each convolution's leading per-channel add taken as its bias.
 std::string plan_for_dnnl(const Graph& kernel, std::vector<LinearPlan>& stages);
 

@@ -54,11 +54,13 @@ Config parse_config(const std::string& text) {
       config.blocked = true;
     else if (token == kTransposedWeights)
       config.transposed_weights = true;
+    else if (token == kResidualSum)
+      config.residual_sum = true;
     else
       fail(
-          "oneDNN backend: unknown configuration '{}' (known: '{}', '{}', '{}', and '{}' with "
-          "ports)",
-          text, kPlainLayout, kBlockedLayout, kTransposedWeights, kStoredBlocked);
+          "oneDNN backend: unknown configuration '{}' (known: '{}', '{}', '{}', '{}', and '{}' "
+          "with ports)",
+          text, kPlainLayout, kBlockedLayout, kTransposedWeights, kResidualSum, kStoredBlocked);
   }
   return config;
 }

@@ -32,6 +32,14 @@ inline constexpr std::string_view kBlockedLayout = "layout=blocked";
 // machine (AMD EPYC, AVX2), 12.0 and 7.0 ms on two; its down-projection (197x3072 by 3072x768)
 // is the same either way. So both are candidates.
 inline constexpr std::string_view kTransposedWeights = "weights=transposed";
+// How a convolution adds a tensor of its output's shape (a residual connection): as oneDNN's sum
+// post-op, the tensor copied into the destination first (a reorder), instead of a binary post-op.
+// oneDNN's GEMM convolution applies a binary post-op element by element: EfficientViT-B1's 16 ->
+// 16 1x1 convolution at 256x256 with its bias took 0.23 ms plain and 32 ms with the residual add
+// as a binary post-op (x64:gemm:jit; 373 ms channel-blocked), which greedy fusion always builds.
+// A sum post-op is GEMM's beta = 1. A candidate, where a convolution's first post-op is such an
+// add; the tuner keeps the faster.
+inline constexpr std::string_view kResidualSum = "residual=sum";
 // Which of the kernel's tensors the module stores channel-blocked, as "stored_blocked=" and a
 // comma-separated list of ports: "i<k>" the kernel's k-th input, "o0" its output. Added by the
 // stitcher (dnnl_with_stored_blocked), after the configurations above were measured.
@@ -41,6 +49,7 @@ struct Config {
   bool plain = false;               // convolutions: the model's layout, no reorders
   bool blocked = false;             // convolutions: channel-blocked activations
   bool transposed_weights = false;  // MatMul: constant weights stored column-major
+  bool residual_sum = false;        // convolutions: a leading residual add as a sum post-op
   std::vector<int> blocked_inputs;  // kernel inputs stored channel-blocked
   bool blocked_output = false;      // the kernel's output stored channel-blocked
 };
