@@ -83,9 +83,11 @@ else
     fi
   }
 fi
-tuned_threads() {  # MODULE_DIR_NAME: the thread count it was tuned at, for the table
-  case $1 in
-    *-t[0-9]*) echo "${1##*-t}" ;;
+tuned_threads() {  # MODULE_DIR_NAME (in $dir): the thread count it was tuned at, for the table
+  local name  # a link to POLICY-tN (a module reused at another thread count) was tuned at N
+  name=$(basename "$(readlink -f "$dir/$1")")
+  case $name in
+    *-t[0-9]*) echo "${name##*-t}" ;;
     *) echo "all" ;;
   esac
 }
