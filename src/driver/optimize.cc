@@ -1,8 +1,11 @@
 #include "driver/optimize.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -150,6 +153,27 @@ fs::path scratch_beside(const fs::path& out, std::string_view what) {
   return out.parent_path() / fmt::format(".{}.{}-{}", out.filename().string(), what, getpid());
 }
 
+// Removes the scratch directories beside `out` whose run is gone: a run killed by a signal
+// (SIGTERM, SIGKILL) leaves its .NAME.tmp-PID or .NAME.roundN-PID behind, which nothing else
+// would remove. A live process's are kept: two runs may build beside the same output.
+void remove_stale_scratch(const fs::path& out) {
+  const std::string prefix = "." + out.filename().string() + ".";
+  std::error_code ec;
+  for (const fs::directory_entry& entry : fs::directory_iterator(out.parent_path(), ec)) {
+    std::string name = entry.path().filename().string();
+    size_t dash = name.rfind('-');
+    if (!name.starts_with(prefix) || dash == std::string::npos || dash < prefix.size()) continue;
+    std::string what = name.substr(prefix.size(), dash - prefix.size());
+    std::string pid = name.substr(dash + 1);
+    bool ours = what == "tmp" || (what.starts_with("round") && what.size() > 5 &&
+                                  std::all_of(what.begin() + 5, what.end(), ::isdigit));
+    if (!ours || pid.empty() || pid.size() > 9 || !std::all_of(pid.begin(), pid.end(), ::isdigit))
+      continue;
+    if (::kill(static_cast<pid_t>(std::stol(pid)), 0) == 0 || errno != ESRCH) continue;
+    fs::remove_all(entry.path(), ec);
+  }
+}
+
 // Validates the module stitched into `dir` (when the options ask) and renames it onto `out`;
 // removes `dir` when either fails.
 void validate_and_install(const fs::path& dir, const fs::path& out, const Graph& graph,
@@ -208,6 +232,7 @@ stitch::StitchResult build_module(const Graph& graph, const OrchestrationProblem
   fs::path out = module_path(out_dir);
   fs::path temp = scratch_beside(out, "tmp");
   check_replaceable(out);  // before the work, not after it
+  remove_stale_scratch(out);
   fs::remove_all(temp);
   stitch::StitchResult result;
   try {

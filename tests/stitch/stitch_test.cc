@@ -1,6 +1,8 @@
 // Small models optimized end to end without measuring (stitch_test_util.h): the module builds,
 // loads, and matches the interpreter kernel by kernel.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -210,6 +212,34 @@ TEST(Stitch, AFailedBuildLeavesNothingBehind) {
   EXPECT_FALSE(fs::exists(dir));
   for (const auto& entry : fs::directory_iterator(fs::path(dir).parent_path()))
     EXPECT_EQ(entry.path().filename().string().find(".orch_mlp_failed.tmp"), std::string::npos);
+}
+
+// A run killed by a signal leaves its scratch directory; the next build beside the same output
+// removes it, and keeps a live process's and anything not named like orch's scratch.
+TEST(Stitch, ScratchOfAKilledRunIsRemovedByTheNext) {
+  PlannedModel m = plan_model(mlp_model());
+  std::string dir = temp_dir("mlp_scratch");
+  fs::path parent = fs::path(dir).parent_path();
+  std::string name = fs::path(dir).filename().string();
+  pid_t gone = ::fork();
+  if (gone == 0) _exit(0);
+  ASSERT_GT(gone, 0);
+  ::waitpid(gone, nullptr, 0);
+  fs::path stale = parent / fmt::format(".{}.tmp-{}", name, gone);
+  fs::path stale_round = parent / fmt::format(".{}.round2-{}", name, gone);
+  fs::path live = parent / fmt::format(".{}.tmp-{}", name, ::getppid());
+  fs::path other = parent / fmt::format(".{}.notes-{}", name, gone);
+  for (const fs::path& p : {stale, stale_round, live, other}) fs::create_directories(p);
+  driver::OptimizeOptions options;
+  options.validate = false;
+  driver::build_module(m.graph, m.problem, m.plan, m.choices, dir, options);
+  EXPECT_TRUE(fs::exists(fs::path(dir) / "manifest.json"));
+  EXPECT_FALSE(fs::exists(stale));
+  EXPECT_FALSE(fs::exists(stale_round));
+  EXPECT_TRUE(fs::exists(live));
+  EXPECT_TRUE(fs::exists(other));
+  fs::remove_all(live);
+  fs::remove_all(other);
 }
 
 TEST(Stitch, DoesNotReplaceADirectoryThatIsNotAModule) {
