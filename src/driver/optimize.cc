@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -158,6 +157,10 @@ fs::path scratch_beside(const fs::path& out, std::string_view what) {
 // would remove. A live process's are kept: two runs may build beside the same output.
 void remove_stale_scratch(const fs::path& out) {
   const std::string prefix = "." + out.filename().string() + ".";
+  auto digits = [](std::string_view text) {
+    return !text.empty() && text.size() < 10 &&
+           std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
   std::error_code ec;
   for (const fs::directory_entry& entry : fs::directory_iterator(out.parent_path(), ec)) {
     std::string name = entry.path().filename().string();
@@ -165,10 +168,8 @@ void remove_stale_scratch(const fs::path& out) {
     if (!name.starts_with(prefix) || dash == std::string::npos || dash < prefix.size()) continue;
     std::string what = name.substr(prefix.size(), dash - prefix.size());
     std::string pid = name.substr(dash + 1);
-    bool ours = what == "tmp" || (what.starts_with("round") && what.size() > 5 &&
-                                  std::all_of(what.begin() + 5, what.end(), ::isdigit));
-    if (!ours || pid.empty() || pid.size() > 9 || !std::all_of(pid.begin(), pid.end(), ::isdigit))
-      continue;
+    bool ours = what == "tmp" || (what.starts_with("round") && digits(what.substr(5)));
+    if (!ours || !digits(pid)) continue;
     if (::kill(static_cast<pid_t>(std::stol(pid)), 0) == 0 || errno != ESRCH) continue;
     fs::remove_all(entry.path(), ec);
   }

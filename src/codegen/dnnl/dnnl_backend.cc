@@ -124,12 +124,13 @@ class DnnlKernel final : public Kernel {
       stage.weights.emplace(user.weights, built.weights, true,
                             stage.constant_weights ? nullptr : &transients_);
       for (size_t i = 0; i < stage.plan.post_ops.size(); ++i) {
+        if (!stage.plan.post_ops[i].binary()) continue;
         memory operand(stored_desc(kernel_, stage.plan.post_ops[i].other, config), cpu_engine(),
                        static_cast<void*>(nullptr));
         if (as_sum(kernel_, stage.plan, i, config)) {
           stage.sum_src = operand;
           stage.sum_copy = dnnl::reorder(operand, stage.dst);
-        } else if (stage.plan.post_ops[i].binary()) {
+        } else {
           stage.binary.push_back(operand);
         }
       }
