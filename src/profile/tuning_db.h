@@ -26,8 +26,10 @@ namespace orch::profile {
 /// 0.2.4: a oneDNN convolution adds its per-channel bias itself (stored times of such kernels
 /// are stale). 0.2.5: a oneDNN MatMul with constant weights is also measured with them stored
 /// column-major (a stored kernel never was). 0.2.6: Halide's f32 sigmoid has its own exp (stored
-/// times of kernels with a sigmoid are 10-20% high).
-inline constexpr const char* kOrchVersion = "0.2.6";
+/// times of kernels with a sigmoid are 10-20% high). 0.2.7: Halide's Pad and Resize ask a tile of
+/// their producer for the rows they read (stored times of kernels with a producer computed per
+/// tile before either were up to 25x high).
+inline constexpr const char* kOrchVersion = "0.2.7";
 
 /// One measurement of one kernel with one backend configuration.
 struct TuningRecord {

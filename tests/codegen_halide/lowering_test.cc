@@ -220,6 +220,34 @@ TEST(HalideLowering, Resize) {
   EXPECT_EQ(halide_matches(g, 14), "");
 }
 
+// A Pad's or Resize's producer computed per output tile of rows and channels: each tile asks for
+// its own rows (the reflect expression, the taps' band), and every tile edge still reads what
+// the interpreter reads, with pads narrower than the dim (mirrored once) and wider (periodic).
+TEST(HalideLowering, PadAndResizeOverTilesOfTheirProducer) {
+  const std::string tails[] = {
+      R"(%n: f32[1,3,14,18] = prim.Resize(%e) {mode = "nearest", scales = [1.0, 1.0, 2.0, 2.0]}
+  %y: f32[1,3,16,20] = prim.Pad(%n) {mode = "reflect", pads = [0, 0, 1, 1, 0, 0, 1, 1]})",
+      R"(%y: f32[1,3,25,9] = prim.Pad(%e) {mode = "reflect", pads = [0, 0, 9, 0, 0, 0, 9, 0]})",
+      R"(%y: f32[1,3,4,5] = prim.Resize(%e) {coordinate_transformation_mode = "align_corners", mode = "linear", sizes = [1, 3, 4, 5]})",
+      R"(%y: f32[1,3,10,9] = prim.Resize(%e) {mode = "cubic", scales = [1.0, 1.0, 1.5, 1.0]})"};
+  for (const std::string& tail : tails) {
+    Graph g = parse_graph(
+        "graph g(%x: f32[1,3,7,9]) {\n  %e: f32[1,3,7,9] = prim.Elementwise(%x) "
+        "{fn = \"exp\"}\n  " +
+        tail + "\n  return %y\n}");
+    for (const std::vector<int64_t>& tile :
+         {std::vector<int64_t>{1, 1, 3, 0}, std::vector<int64_t>{1, 2, 5, 4},
+          std::vector<int64_t>{1, 3, 1, 0}}) {
+      HalideSchedule s;
+      s.placement[g.find_value("e")] = HalidePlacement::tile;
+      s.tiles[g.outputs()[0]] = tile;
+      s.parallel_dim = -2;
+      EXPECT_EQ(halide_matches(g, 15, &s), "")
+          << tail << "\ntile " << tile[1] << "x" << tile[2] << "x" << tile[3];
+    }
+  }
+}
+
 TEST(HalideLowering, MatMulWithEpilogue) {
   Graph g = parse_graph(R"(graph g(%a: f32[2,33,20], %b: f32[2,20,40], %c: f32[2,1,40]) {
   %m: f32[2,33,40] = prim.MatMul(%a, %b)

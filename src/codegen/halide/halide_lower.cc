@@ -426,6 +426,24 @@ class Lowerer {
     out_.values[y] = {f, Expr(), r, static_cast<int>(rank)};
   }
 
+  // Tap k's input coordinate for output coordinate x: the table's entry, clamped into the band
+  // around x * in / out that the table's entries lie in. The band changes no value; it lets
+  // bounds inference map a tile of the output to the rows it reads (a table lookup alone
+  // bounds it by the whole dim).
+  static Expr tap_index(Expr entry, Expr x, const ResizeTaps& t, int64_t k, int64_t in,
+                        int64_t out) {
+    int64_t below = 0, above = 0;
+    for (int64_t o = 0; o < out; ++o) {
+      int64_t base = o * in / out;
+      int64_t i = std::clamp<int64_t>(t.index[o * t.taps + k], 0, in - 1);
+      below = std::max(below, base - i);
+      above = std::max(above, i - base);
+    }
+    Expr base = x * dim(in) / dim(out);
+    return Halide::clamp(entry, Halide::max(base - dim(below), 0),
+                         Halide::min(base + dim(above), dim(in) - 1));
+  }
+
   // One weighted gather stage per resampled axis; stages inline into the value's Func.
   void resize(const Node& n) {
     ValueId x = n.inputs[0];
@@ -447,7 +465,7 @@ class Lowerer {
       Expr sum;
       for (int k = 0; k < t.taps; ++k) {
         std::vector<Expr> in = idx;
-        in[d] = Halide::clamp(ib(k, idx[d]), 0, dim(cur_shape[d]) - 1);
+        in[d] = tap_index(ib(k, idx[d]), idx[d], t, k, cur_shape[d], shape(y)[d]);
         Expr v = cur(std::vector<Expr>(in.rbegin(), in.rend()));
         if (!interpolate) {
           sum = v;
@@ -492,19 +510,35 @@ class Lowerer {
     std::vector<Expr> in(rank);
     Expr inside = Halide::cast<bool>(true);
     for (size_t d = 0; d < rank; ++d) {
+      // An unpadded dim passes its index through: any boundary expression there would make
+      // Halide's bounds inference ask a tile for the whole dim of the Pad's producer.
+      if (pads[d] == 0 && pads[d + rank] == 0) {
+        in[d] = idx[d];
+        continue;
+      }
       int size = dim(xs[d]);
       Expr i = idx[d] - dim(pads[d]);
-      if (mode == "reflect" && size > 1) {
-        int period = 2 * (size - 1);
-        Expr m = i % period;  // Halide's % by a positive constant is Euclidean
-        i = Halide::select(m < size, m, period - m);
-      }
+      if (mode == "reflect" && size > 1) i = reflect(i, size, std::max(pads[d], pads[d + rank]));
       if (mode == "constant") inside = inside && i >= 0 && i < size;
       in[d] = Halide::clamp(i, 0, size - 1);
     }
     Expr x = load(n.inputs[0], in);
     if (mode != "constant") return x;
     return Halide::select(inside, x, Halide::cast(x.type(), attr_float(n.attrs, "value", 0.0f)));
+  }
+
+  // Index `i` of [-pad, size + pad) reflected into [0, size) without repeating the edge. With
+  // pad < size (what ONNX asks) one reflection on each side does, written with abs so that
+  // bounds inference maps a tile of rows to the rows it reads; a wider pad needs the periodic
+  // form, whose bounds are the whole dim.
+  static Expr reflect(Expr i, int size, int64_t pad) {
+    if (pad < size) {
+      Expr last = size - 1;
+      return last - Halide::cast<int>(Halide::abs(last - Halide::cast<int>(Halide::abs(i))));
+    }
+    int period = 2 * (size - 1);
+    Expr m = i % period;  // Halide's % by a positive constant is Euclidean
+    return Halide::select(m < size, m, period - m);
   }
 
   Expr gather(const Node& n, const std::vector<Expr>& idx) {
