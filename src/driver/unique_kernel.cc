@@ -133,8 +133,7 @@ std::vector<codegen::KernelChoice> unmeasured_choices(
   };
   bool dnnl_worked_or_killed =
       std::any_of(records.begin(), records.end(), [](const profile::TuningRecord& r) {
-        return r.backend == "dnnl" &&
-               (r.ok || r.reason.starts_with("timeout") || r.reason.starts_with("crashed"));
+        return r.backend == "dnnl" && (r.ok || profile::child_died(r.reason));
       });
   std::vector<codegen::KernelChoice> missing;
   if (!u.library || !dnnl_worked_or_killed) return missing;

@@ -255,6 +255,13 @@ double cpu_seconds(pid_t pid) {
 // multiple of the timeout.
 constexpr double kInterpreterLimit = 40;
 
+// How the reason of a child that died starts: `finish` and the watchdog write them,
+// child_died reads them.
+constexpr std::string_view kTimedOut = "timeout after";
+constexpr std::string_view kCrashed = "crashed:";
+constexpr std::string_view kExited = "worker exited";
+constexpr std::string_view kDiedPrefixes[] = {kTimedOut, kCrashed, kExited};
+
 std::string signal_name(int sig) {
   const char* abbrev = sigabbrev_np(sig);
   return abbrev ? fmt::format("SIG{}", abbrev) : fmt::format("signal {}", sig);
@@ -331,9 +338,9 @@ void profile_kernels(std::span<const Graph* const> kernels, const ProfilerOption
     if (!c.timeout.empty())
       reason = c.timeout;
     else if (WIFSIGNALED(status))
-      reason = fmt::format("crashed: {}", signal_name(WTERMSIG(status)));
+      reason = fmt::format("{} {}", kCrashed, signal_name(WTERMSIG(status)));
     else if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
-      reason = fmt::format("worker exited with status {}", WEXITSTATUS(status));
+      reason = fmt::format("{} with status {}", kExited, WEXITSTATUS(status));
     KernelState& state = states[c.job];
     bool restart = false;
     if (!reason.empty() && c.working_on && !state.settled.configs.count(*c.working_on)) {
@@ -454,12 +461,12 @@ void profile_kernels(std::span<const Graph* const> kernels, const ProfilerOption
       double phase_s = cpu_seconds(c.pid) - c.phase_cpu_s;
       if (c.interpreting) {
         if (phase_s > kInterpreterLimit * options.timeout_s)
-          c.timeout = fmt::format("timeout after {:g} s of CPU time in the reference interpreter",
+          c.timeout = fmt::format("{} {:g} s of CPU time in the reference interpreter", kTimedOut,
                                   kInterpreterLimit * options.timeout_s);
       } else if (!c.waiting_token && now >= c.deadline) {
-        c.timeout = fmt::format("timeout after {:g} s", wall_s);
+        c.timeout = fmt::format("{} {:g} s", kTimedOut, wall_s);
       } else if (phase_s > options.timeout_s) {
-        c.timeout = fmt::format("timeout after {:g} s of CPU time", options.timeout_s);
+        c.timeout = fmt::format("{} {:g} s of CPU time", kTimedOut, options.timeout_s);
       }
       if (c.timeout.empty()) continue;
       ::kill(c.pid, SIGKILL);
@@ -474,6 +481,11 @@ void profile_kernels(std::span<const Graph* const> kernels, const ProfilerOption
       }
     }
   }
+}
+
+bool child_died(std::string_view reason) {
+  return std::any_of(std::begin(kDiedPrefixes), std::end(kDiedPrefixes),
+                     [&](std::string_view prefix) { return reason.starts_with(prefix); });
 }
 
 }  // namespace orch::profile

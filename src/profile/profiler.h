@@ -24,6 +24,7 @@
 #include <chrono>
 #include <functional>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "codegen/choice.h"
@@ -53,5 +54,11 @@ struct ProfilerOptions {
 void profile_kernels(std::span<const Graph* const> kernels, const ProfilerOptions& options,
                      const std::function<void(size_t, std::vector<Measurement>)>& on_done,
                      std::span<const codegen::KernelChoice> pinned = {});
+
+/// Whether a failure `reason` says that the child measuring the configuration died on it (timed
+/// out, killed by a signal, exited non-zero: AddressSanitizer's reports exit), rather than that
+/// a backend refused the kernel or its result mismatched: the configuration may work another
+/// time, alone in its child.
+bool child_died(std::string_view reason);
 
 }  // namespace orch::profile

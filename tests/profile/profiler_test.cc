@@ -209,6 +209,10 @@ TEST(Profiler, AKilledConfigurationLeavesTheOthersMeasured) {
   EXPECT_EQ(by_backend["hanging"].reason, "timeout after 0.5 s of CPU time");
   EXPECT_EQ(by_backend["crashing"].reason, kCrashReason);
   EXPECT_TRUE(by_backend["fine"].ok) << by_backend["fine"].reason;
+  // Tuning measures such configurations again on a later run (unmeasured_choices).
+  EXPECT_TRUE(child_died(by_backend["hanging"].reason));
+  EXPECT_TRUE(child_died(by_backend["crashing"].reason));
+  EXPECT_FALSE(child_died("mismatch: max abs error 1 at element 0"));
 
   options.backends = {.backends = {&crashing, &hanging}, .fallback = &codegen::reference_backend()};
   results.clear();
