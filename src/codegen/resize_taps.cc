@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 #include "ir/error.h"
 #include "ir/ops/indexing_resize.h"
@@ -107,7 +108,50 @@ ResizeSpec spec_of(const Attributes& attrs, const TensorType& input) {
   return ops::resize_spec(form.attrs, input.shape, arg(1), arg(2), arg(3));
 }
 
+// Whether tap k of `t` fits the periodic form with `shift` and `base` at every x it weighs.
+bool fits(const ResizeTaps& t, int64_t k, int64_t in, int64_t period, int64_t step, int64_t shift,
+          int64_t base) {
+  for (int64_t x = 0; x < static_cast<int64_t>(t.index.size()) / t.taps; ++x) {
+    if (t.weight[x * t.taps + k] == 0) continue;
+    int64_t i = std::clamp<int64_t>(step * ((x + shift) / period) + base, 0, in - 1);
+    if (i != t.index[x * t.taps + k]) return false;
+  }
+  return true;
+}
+
 }  // namespace
+
+std::optional<PeriodicTaps> periodic_taps(const ResizeTaps& t, int64_t in, int64_t out,
+                                          int64_t max_period) {
+  int64_t g = std::gcd(in, out);
+  PeriodicTaps p{.period = out / g, .step = in / g};
+  if (p.period > max_period) return std::nullopt;
+  for (int64_t k = 0; k < t.taps; ++k) {
+    // The base comes from a coordinate read unclamped; each shift is then checked everywhere.
+    int64_t probe = -1;
+    for (int64_t x = 0; x < out && probe < 0; ++x) {
+      int64_t i = t.index[x * t.taps + k];
+      if (t.weight[x * t.taps + k] != 0 && i > 0 && i < in - 1) probe = x;
+    }
+    if (probe < 0) return std::nullopt;
+    bool found = false;
+    for (int64_t shift = 0; shift < p.period && !found; ++shift) {
+      int64_t base = t.index[probe * t.taps + k] - p.step * ((probe + shift) / p.period);
+      if (!fits(t, k, in, p.period, p.step, shift, base)) continue;
+      p.shift.push_back(shift);
+      p.base.push_back(base);
+      found = true;
+    }
+    if (!found) return std::nullopt;
+    for (int64_t r = 0; r < p.period; ++r) {
+      float w = t.weight[r * t.taps + k];
+      for (int64_t x = r; x < out; x += p.period)
+        if (t.weight[x * t.taps + k] != w) return std::nullopt;
+      p.weight.push_back(w);
+    }
+  }
+  return p;
+}
 
 bool resize_interpolates(const Attributes& attrs) {
   return attr_string(attrs, "mode", "nearest") != "nearest";

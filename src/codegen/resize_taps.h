@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "ir/graph.h"
@@ -17,6 +18,25 @@ struct ResizeTaps {
   std::vector<int32_t> index;
   std::vector<float> weight;
 };
+
+/// An axis whose taps repeat with the ratio of its sizes, out / in = period / step in lowest
+/// terms: tap k of output coordinate x reads
+///   clamp(step * floor((x + shift[k]) / period) + base[k], 0, in - 1)
+/// with weight weight[k * period + x % period]. Integer upsampling (period 2, 4, ..., step 1)
+/// and downsampling (period 1) have this form; a generator can then index with affine
+/// arithmetic instead of gathering through the tables.
+struct PeriodicTaps {
+  int64_t period = 1;
+  int64_t step = 1;
+  std::vector<int64_t> shift;
+  std::vector<int64_t> base;
+  std::vector<float> weight;
+};
+
+/// The periodic form of `taps` (an axis of `in` -> `out` coordinates) when every tap of weight
+/// other than 0 fits it and the period is at most `max_period`; nullopt otherwise.
+std::optional<PeriodicTaps> periodic_taps(const ResizeTaps& taps, int64_t in, int64_t out,
+                                          int64_t max_period);
 
 /// Whether prim.Resize's sampling is a weighted sum (linear, cubic) rather than a copy.
 bool resize_interpolates(const Attributes& attrs);

@@ -28,8 +28,10 @@ namespace orch::profile {
 /// column-major (a stored kernel never was). 0.2.6: Halide's f32 sigmoid has its own exp (stored
 /// times of kernels with a sigmoid are 10-20% high). 0.2.7: Halide's Pad and Resize ask a tile of
 /// their producer for the rows they read (stored times of kernels with a producer computed per
-/// tile before either were up to 25x high).
-inline constexpr const char* kOrchVersion = "0.2.7";
+/// tile before either were up to 25x high). 0.2.8: Halide's Resize by an integer ratio indexes
+/// without gathers, and the tile search keeps an expensive value that its consumer reads more
+/// than once (stored times of kernels with a Resize were up to 8x high).
+inline constexpr const char* kOrchVersion = "0.2.8";
 
 /// One measurement of one kernel with one backend configuration.
 struct TuningRecord {

@@ -229,7 +229,9 @@ TEST(HalideLowering, PadAndResizeOverTilesOfTheirProducer) {
   %y: f32[1,3,16,20] = prim.Pad(%n) {mode = "reflect", pads = [0, 0, 1, 1, 0, 0, 1, 1]})",
       R"(%y: f32[1,3,25,9] = prim.Pad(%e) {mode = "reflect", pads = [0, 0, 9, 0, 0, 0, 9, 0]})",
       R"(%y: f32[1,3,4,5] = prim.Resize(%e) {coordinate_transformation_mode = "align_corners", mode = "linear", sizes = [1, 3, 4, 5]})",
-      R"(%y: f32[1,3,10,9] = prim.Resize(%e) {mode = "cubic", scales = [1.0, 1.0, 1.5, 1.0]})"};
+      R"(%y: f32[1,3,10,9] = prim.Resize(%e) {mode = "cubic", scales = [1.0, 1.0, 1.5, 1.0]})",
+      R"(%y: f32[1,3,28,36] = prim.Resize(%e) {mode = "linear", scales = [1.0, 1.0, 4.0, 4.0]})",
+      R"(%y: f32[1,3,3,4] = prim.Resize(%e) {mode = "linear", scales = [1.0, 1.0, 0.5, 0.5]})"};
   for (const std::string& tail : tails) {
     Graph g = parse_graph(
         "graph g(%x: f32[1,3,7,9]) {\n  %e: f32[1,3,7,9] = prim.Elementwise(%x) "

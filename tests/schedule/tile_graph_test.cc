@@ -271,6 +271,33 @@ TEST(TileGraph, ConvReluMaxPoolHalo) {
   EXPECT_EQ(c.config.level[g.find_value("s2")], 0);
 }
 
+TEST(TileGraph, OnlyCheapValuesAreRecomputedWhereTheirConsumerReusesThem) {
+  Graph g = parse_graph(R"(graph main(%x: f32[1,8,16,16], %s: f32[1,8,1,1]) {
+  %e: f32[1,8,16,16] = prim.Elementwise(%x) {fn = "exp"}
+  %u: f32[1,8,32,32] = prim.Resize(%e) {mode = "nearest", scales = [1.0, 1.0, 2.0, 2.0]}
+  %a: f32[1,8,16,16] = prim.Elementwise(%x) {fn = "relu"}
+  %v: f32[1,8,32,32] = prim.Resize(%a) {mode = "nearest", scales = [1.0, 1.0, 2.0, 2.0]}
+  %r: f32[1,8,1,1] = prim.Elementwise(%s) {fn = "sqrt"}
+  %b: f32[1,8,32,32] = prim.Broadcast(%r) {shape = [1, 8, 32, 32]}
+  %w: f32[1,8,32,32] = prim.Elementwise(%u, %v) {fn = "add"}
+  %y: f32[1,8,32,32] = prim.Elementwise(%w, %b) {fn = "mul"}
+  return %y
+})");
+  ScoredConfig c = configure(make_tile_graph(g), test::test_machine(), {1, 1, 32, 32}, kL2);
+  auto level = [&](const char* name) { return c.config.level[g.find_value(name)]; };
+  // The upsamplings read each element four times, the broadcast each 1024 times: the exp and the
+  // square root are kept, the ReLU (one cheap operation) recomputed per read. The broadcast and
+  // the sum, read once per element, are inlined; the upsamplings are kept (a Resize's map has
+  // an axis over its taps, like a reduction's).
+  EXPECT_EQ(level("e"), 1);
+  EXPECT_EQ(level("r"), 1);
+  EXPECT_EQ(level("a"), 0);
+  EXPECT_EQ(level("b"), 0);
+  EXPECT_EQ(level("w"), 0);
+  EXPECT_EQ(level("u"), 1);
+  EXPECT_EQ(level("v"), 1);
+}
+
 TEST(TileGraph, TransposeReshape) {
   Graph g = parse_graph(R"(graph main(%x: f32[4,8,16]) {
   %t: f32[8,4,16] = prim.Transpose(%x) {perm = [1, 0, 2]}

@@ -426,24 +426,6 @@ class Lowerer {
     out_.values[y] = {f, Expr(), r, static_cast<int>(rank)};
   }
 
-  // Tap k's input coordinate for output coordinate x: the table's entry, clamped into the band
-  // around x * in / out that the table's entries lie in. The band changes no value; it lets
-  // bounds inference map a tile of the output to the rows it reads (a table lookup alone
-  // bounds it by the whole dim).
-  static Expr tap_index(Expr entry, Expr x, const ResizeTaps& t, int64_t k, int64_t in,
-                        int64_t out) {
-    int64_t below = 0, above = 0;
-    for (int64_t o = 0; o < out; ++o) {
-      int64_t base = o * in / out;
-      int64_t i = std::clamp<int64_t>(t.index[o * t.taps + k], 0, in - 1);
-      below = std::max(below, base - i);
-      above = std::max(above, i - base);
-    }
-    Expr base = x * dim(in) / dim(out);
-    return Halide::clamp(entry, Halide::max(base - dim(below), 0),
-                         Halide::min(base + dim(above), dim(in) - 1));
-  }
-
   // One weighted gather stage per resampled axis; stages inline into the value's Func.
   void resize(const Node& n) {
     ValueId x = n.inputs[0];
@@ -457,26 +439,8 @@ class Lowerer {
     for (size_t d = 0; d < rank; ++d) {
       const ResizeTaps& t = axes[d];
       if (t.identity) continue;
-      int out = dim(shape(y)[d]);
-      Halide::Buffer<int32_t> ib(dim(t.taps), out);
-      Halide::Buffer<float> wb(dim(t.taps), out);
-      std::copy(t.index.begin(), t.index.end(), ib.data());
-      std::copy(t.weight.begin(), t.weight.end(), wb.data());
-      Expr sum;
-      for (int k = 0; k < t.taps; ++k) {
-        std::vector<Expr> in = idx;
-        in[d] = tap_index(ib(k, idx[d]), idx[d], t, k, cur_shape[d], shape(y)[d]);
-        Expr v = cur(std::vector<Expr>(in.rbegin(), in.rend()));
-        if (!interpolate) {
-          sum = v;
-          break;
-        }
-        Expr term = v * Halide::cast(v.type(), wb(k, idx[d]));
-        sum = sum.defined() ? sum + term : term;
-      }
-      Func stage(sanitize(g_.value(y).name) + "_axis" + std::to_string(d));
-      stage(pure(rank)) = sum;
-      cur = stage;
+      cur = resize_axis(cur, pure(rank), d, t, cur_shape[d], shape(y)[d], interpolate,
+                        sanitize(g_.value(y).name) + "_axis" + std::to_string(d));
       cur_shape[d] = shape(y)[d];
     }
     define(y, cur(std::vector<Expr>(idx.rbegin(), idx.rend())));

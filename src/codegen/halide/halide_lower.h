@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "codegen/halide/halide_backend.h"
+#include "codegen/resize_taps.h"
 
 namespace orch::codegen::halide_impl {
 
@@ -46,6 +47,12 @@ struct ConvLowering {
 ConvLowering lower_conv(const Node& n, const Halide::Func& x, const Shape& xs,
                         const Halide::Func& w, const Shape& ws, const Shape& ys,
                         const std::vector<Halide::Var>& vars, const std::string& name);
+
+/// One resampled axis of prim.Resize: `cur` (Halide dims `vars`) with tensor dim `d` resampled
+/// from `in` to `out` coordinates by `taps` (halide_resize.cc).
+Halide::Func resize_axis(const Halide::Func& cur, const std::vector<Halide::Var>& vars, size_t d,
+                         const ResizeTaps& taps, int64_t in, int64_t out, bool interpolate,
+                         const std::string& name);
 
 /// The coordinates in a tensor of shape `in` of the element at `idx` (tensor order) of its
 /// reshape to `out`; dims that map one to one index directly (halide_reshape.cc).
