@@ -109,9 +109,9 @@ ResizeSpec spec_of(const Attributes& attrs, const TensorType& input) {
 }
 
 // Whether tap k of `t` fits the periodic form with `shift` and `base` at every x it weighs.
-bool fits(const ResizeTaps& t, int64_t k, int64_t in, int64_t period, int64_t step, int64_t shift,
-          int64_t base) {
-  for (int64_t x = 0; x < static_cast<int64_t>(t.index.size()) / t.taps; ++x) {
+bool fits(const ResizeTaps& t, int64_t k, int64_t in, int64_t out, int64_t period, int64_t step,
+          int64_t shift, int64_t base) {
+  for (int64_t x = 0; x < out; ++x) {
     if (t.weight[x * t.taps + k] == 0) continue;
     int64_t i = std::clamp<int64_t>(step * ((x + shift) / period) + base, 0, in - 1);
     if (i != t.index[x * t.taps + k]) return false;
@@ -137,7 +137,7 @@ std::optional<PeriodicTaps> periodic_taps(const ResizeTaps& t, int64_t in, int64
     bool found = false;
     for (int64_t shift = 0; shift < p.period && !found; ++shift) {
       int64_t base = t.index[probe * t.taps + k] - p.step * ((probe + shift) / p.period);
-      if (!fits(t, k, in, p.period, p.step, shift, base)) continue;
+      if (!fits(t, k, in, out, p.period, p.step, shift, base)) continue;
       p.shift.push_back(shift);
       p.base.push_back(base);
       found = true;

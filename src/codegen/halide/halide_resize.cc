@@ -60,10 +60,15 @@ Halide::Func resize_axis(const Halide::Func& cur, const std::vector<Halide::Var>
   size_t rank = vars.size();
   Halide::Var x = vars[rank - 1 - d];
   std::optional<PeriodicTaps> periodic = periodic_taps(t, in, out, kMaxPeriod);
-  Halide::Buffer<int32_t> ib(i32(t.taps), i32(out));
-  Halide::Buffer<float> wb(i32(t.taps), i32(out));
-  std::copy(t.index.begin(), t.index.end(), ib.data());
-  std::copy(t.weight.begin(), t.weight.end(), wb.data());
+  // The tables, for an axis without the periodic form only.
+  Halide::Buffer<int32_t> ib;
+  Halide::Buffer<float> wb;
+  if (!periodic) {
+    ib = Halide::Buffer<int32_t>(i32(t.taps), i32(out));
+    wb = Halide::Buffer<float>(i32(t.taps), i32(out));
+    std::copy(t.index.begin(), t.index.end(), ib.data());
+    std::copy(t.weight.begin(), t.weight.end(), wb.data());
+  }
   Expr sum;
   for (int k = 0; k < i32(t.taps); ++k) {
     std::vector<Expr> at(vars.begin(), vars.end());
