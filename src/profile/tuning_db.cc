@@ -243,8 +243,10 @@ std::vector<TuningRecord> TuningDb::all() const {
 }
 
 TuningDbStats TuningDb::stats() const {
+  // ok counts as read_record reads it (non-zero): a summed column could overflow on a database
+  // that something else wrote.
   Statement s(db_,
-              "SELECT COUNT(*), COALESCE(SUM(ok), 0), COUNT(DISTINCT kernel_hash), "
+              "SELECT COUNT(*), COALESCE(SUM(ok != 0), 0), COUNT(DISTINCT kernel_hash), "
               "COUNT(DISTINCT machine), COUNT(DISTINCT version) FROM records");
   s.step();
   TuningDbStats stats;

@@ -124,6 +124,33 @@ TEST_F(TuningDbTest, OlderDatabaseGainsTheRecheckColumn) {
   EXPECT_EQ(profile::TuningDb(path()).find("aa", profile::machine_fingerprint())[0].recheck_us, 7);
 }
 
+// A database that something else wrote may hold any integer in ok: stats count what find reads
+// as ok (non-zero), so no sum overflows (the fuzzer's input held the most negative int64).
+TEST_F(TuningDbTest, StatsCountAnyNonZeroOkAsOk) {
+  {
+    profile::TuningDb db(path());
+    std::vector<profile::TuningRecord> records{record("aa", "halide", true, 5),
+                                               record("bb", "halide", true, 6),
+                                               record("cc", "halide", false, 0)};
+    db.put(records);
+  }
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path().c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw,
+                         "UPDATE records SET ok = -9223372036854775808 WHERE kernel_hash = 'aa';"
+                         "UPDATE records SET ok = 6 WHERE kernel_hash = 'bb';",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(raw);
+
+  profile::TuningDb db(path());
+  EXPECT_TRUE(db.find("aa", profile::machine_fingerprint())[0].ok);
+  profile::TuningDbStats s = db.stats();
+  EXPECT_EQ(s.records, 3);
+  EXPECT_EQ(s.ok, 2);
+  EXPECT_EQ(s.failed, 1);
+}
+
 // Search budgets add up per model and machine, persist, and are dropped when records are pruned
 // (the budget assumed them).
 TEST_F(TuningDbTest, SearchBudgetsAccumulateAndPruneDropsThem) {
