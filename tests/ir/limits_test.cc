@@ -129,6 +129,33 @@ TEST(TextLimits, TileOverflowNamesTheNode) {
       << message;
 }
 
+TEST(TextLimits, DepthToSpaceOverflowNamesTheNode) {
+  // From fuzz_text_parser (tests/data/fuzz_regressions/text_parser/
+  // depth_to_space_huge_blocksize.orch.txt): blocksize^2 overflowed int64.
+  std::string message = parse_error(
+      "graph g(%x: f32[1,8,1,1]) {\n"
+      "  %y: f32[1,2,2,2] = DepthToSpace(%x) {blocksize = 21111111111} @d\n  return %y\n}\n");
+  EXPECT_NE(message.find("line 2: DepthToSpace 'd': blocksize^2 is 4.457e+20 (out of range"),
+            std::string::npos)
+      << message;
+}
+
+// A window's span and its padded input are computed past int64 and rejected, not wrapped.
+TEST(TextLimits, HugeWindowParametersFail) {
+  std::string dilated = parse_error(
+      "graph g(%x: f32[1,1,4], %w: f32[1,1,3]) {\n"
+      "  %y: f32[1,1,2] = Conv(%x, %w) {dilations = [6000000000000000000]} @c\n  return %y\n}\n");
+  EXPECT_NE(dilated.find("line 2: Conv 'c': dilated kernel is 1.2e+19 (out of range"),
+            std::string::npos)
+      << dilated;
+  std::string padded = parse_error(
+      "graph g(%x: f32[1,1,4], %w: f32[1,1,3]) {\n  %y: f32[1,1,2] = Conv(%x, %w) "
+      "{pads = [9000000000000000000, 9000000000000000000]} @c\n  return %y\n}\n");
+  EXPECT_NE(padded.find("line 2: Conv 'c': padded spatial dim is 1.8e+19 (out of range"),
+            std::string::npos)
+      << padded;
+}
+
 TEST(TensorLimits, BytesThatWrapSizeTFail) {
   try {
     Tensor t(DType::f64, {int64_t{1} << 61});

@@ -13,11 +13,11 @@ int64_t rank_of(const InferInput& in, size_t i) {
   return static_cast<int64_t>(in.type(i).shape.size());
 }
 
-// Product of dims [begin, end).
+// Product of dims [begin, end), checked: with a zero dim elsewhere, a shape's other dims may
+// multiply past int64.
 int64_t product(const Shape& s, size_t begin, size_t end) {
-  int64_t p = 1;
-  for (size_t i = begin; i < end; ++i) p *= s[i];
-  return p;
+  return num_elements(
+      Shape(s.begin() + static_cast<ptrdiff_t>(begin), s.begin() + static_cast<ptrdiff_t>(end)));
 }
 
 int64_t required_int(const Attributes& attrs, std::string_view name) {
@@ -230,8 +230,10 @@ std::vector<TensorType> depth_to_space(const InferInput& in) {
   int64_t b = blocksize(in);
   std::string mode = attr_string(in.attrs, "mode", "DCR");
   check(mode == "DCR" || mode == "CRD", "mode must be DCR or CRD, got '{}'", mode);
-  check(s[1] % (b * b) == 0, "channels {} are not a multiple of blocksize^2 = {}", s[1], b * b);
-  return one(in.type(0).dtype, {s[0], s[1] / (b * b), s[2] * b, s[3] * b});
+  int64_t area = size_in_range(__int128{b} * b, "blocksize^2");
+  check(s[1] % area == 0, "channels {} are not a multiple of blocksize^2 = {}", s[1], area);
+  return one(in.type(0).dtype, {s[0], s[1] / area, size_in_range(__int128{s[2]} * b, "height"),
+                                size_in_range(__int128{s[3]} * b, "width")});
 }
 
 std::vector<TensorType> space_to_depth(const InferInput& in) {
@@ -239,7 +241,9 @@ std::vector<TensorType> space_to_depth(const InferInput& in) {
   int64_t b = blocksize(in);
   check(s[2] % b == 0 && s[3] % b == 0, "height {} and width {} must be multiples of blocksize {}",
         s[2], s[3], b);
-  return one(in.type(0).dtype, {s[0], s[1] * b * b, s[2] / b, s[3] / b});
+  int64_t area = size_in_range(__int128{b} * b, "blocksize^2");
+  return one(in.type(0).dtype,
+             {s[0], size_in_range(__int128{s[1]} * area, "channels"), s[2] / b, s[3] / b});
 }
 
 std::vector<TensorType> trilu(const InferInput& in) {

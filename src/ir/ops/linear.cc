@@ -89,9 +89,10 @@ std::vector<TensorType> conv_transpose(const InferInput& in) {
   int64_t group = attr_int(in.attrs, "group", 1);
   check(x[1] == w[0], "X has {} channels, W has {}", x[1], w[0]);
   check(w[0] % group == 0, "{} input channels are not a multiple of group {}", w[0], group);
-  check_bias(in, w[1] * group);
+  int64_t channels = size_in_range(__int128{w[1]} * group, "W's dim 1 x group");
+  check_bias(in, channels);
   Window win = transposed_window(in.attrs, spatial_dims(x), kernel);
-  Shape out = {x[0], w[1] * group};
+  Shape out = {x[0], channels};
   out.insert(out.end(), win.out.begin(), win.out.end());
   return one(in.type(0).dtype, out);
 }
@@ -118,7 +119,8 @@ Shape matmul_shape(const Shape& a_in, const Shape& b_in) {
 Shape conv_shape(const Attributes& attrs, const Shape& x, const Shape& w) {
   std::vector<int64_t> kernel = conv_kernel(attrs, x, w);
   int64_t group = attr_int(attrs, "group", 1);
-  check(x[1] == w[1] * group, "X has {} channels, W expects {} x group {}", x[1], w[1], group);
+  check(x[1] == __int128{w[1]} * group, "X has {} channels, W expects {} x group {}", x[1], w[1],
+        group);
   check(w[0] % group == 0, "{} output channels are not a multiple of group {}", w[0], group);
   Window win = forward_window(attrs, spatial_dims(x), kernel, false);
   Shape out = {x[0], w[0]};

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "ir/error.h"
+#include "ir/ops/shape_util.h"
 
 namespace orch::ops {
 namespace {
@@ -29,7 +30,7 @@ AutoPad auto_pad(const Attributes& attrs) {
 }
 
 int64_t ceil_div(int64_t a, int64_t b) {
-  return a >= 0 ? (a + b - 1) / b : -((-a) / b);
+  return a >= 0 ? a / b + (a % b != 0) : -((-a) / b);  // a + b - 1 could overflow
 }
 
 // Fields shared by both windows: dims, kernel, strides, dilations, explicit pads.
@@ -60,7 +61,7 @@ Window forward_window(const Attributes& attrs, const std::vector<int64_t>& in,
   Window w = common(attrs, in, kernel);
   AutoPad mode = auto_pad(attrs);
   for (size_t i = 0; i < in.size(); ++i) {
-    int64_t span = (w.kernel[i] - 1) * w.dilations[i] + 1;
+    int64_t span = size_in_range(__int128{w.kernel[i] - 1} * w.dilations[i] + 1, "dilated kernel");
     int64_t s = w.strides[i];
     if (mode == AutoPad::SameUpper || mode == AutoPad::SameLower) {
       w.out[i] = ceil_div(in[i], s);
@@ -71,13 +72,14 @@ Window forward_window(const Attributes& attrs, const std::vector<int64_t>& in,
       continue;
     }
     if (mode == AutoPad::Valid) w.pad_begin[i] = w.pad_end[i] = 0;
-    int64_t room = in[i] + w.pad_begin[i] + w.pad_end[i] - span;
-    check(room >= 0, "spatial dim {} ({} padded by {}+{}) is smaller than the window ({})", i,
+    __int128 padded = __int128{in[i]} + w.pad_begin[i] + w.pad_end[i];
+    check(padded >= span, "spatial dim {} ({} padded by {}+{}) is smaller than the window ({})", i,
           in[i], w.pad_begin[i], w.pad_end[i], span);
+    int64_t room = size_in_range(padded - span, "padded spatial dim");
     bool round_up = ceil_mode && mode == AutoPad::NotSet;
     w.out[i] = (round_up ? ceil_div(room, s) : room / s) + 1;
     // A window must start inside the input or its begin padding, not in the end padding.
-    if (round_up && (w.out[i] - 1) * s >= in[i] + w.pad_begin[i]) --w.out[i];
+    if (round_up && (w.out[i] - 1) * s >= __int128{in[i]} + w.pad_begin[i]) --w.out[i];
   }
   return w;
 }
@@ -96,14 +98,20 @@ Window transposed_window(const Attributes& attrs, const std::vector<int64_t>& in
   for (size_t i = 0; i < n; ++i) {
     check(out_pad[i] < std::max(w.strides[i], w.dilations[i]),
           "output_padding {} must be smaller than the stride or the dilation", out_pad[i]);
-    int64_t full = w.strides[i] * (in[i] - 1) + out_pad[i] + (w.kernel[i] - 1) * w.dilations[i] + 1;
+    int64_t full = size_in_range(__int128{w.strides[i]} * (in[i] - 1) + out_pad[i] +
+                                     __int128{w.kernel[i] - 1} * w.dilations[i] + 1,
+                                 "unpadded output spatial dim");
     if (out_shape.empty() && mode == AutoPad::NotSet) {
-      w.out[i] = full - w.pad_begin[i] - w.pad_end[i];
+      __int128 out = __int128{full} - w.pad_begin[i] - w.pad_end[i];
+      check(out >= 1, "output spatial dim {} would be {}", i, static_cast<double>(out));
+      w.out[i] = static_cast<int64_t>(out);
     } else if (out_shape.empty() && mode == AutoPad::Valid) {
       w.pad_begin[i] = w.pad_end[i] = 0;
       w.out[i] = full;
     } else {
-      w.out[i] = out_shape.empty() ? in[i] * w.strides[i] : out_shape[i];
+      w.out[i] = out_shape.empty()
+                     ? size_in_range(__int128{in[i]} * w.strides[i], "output spatial dim")
+                     : out_shape[i];
       int64_t total = full - w.out[i];
       // As in the ONNX spec: SAME_UPPER puts the odd pad at the end, anything else at the start;
       // halves round down, so a negative total (a larger output) grows the end first.

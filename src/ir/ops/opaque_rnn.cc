@@ -101,17 +101,17 @@ std::vector<TensorType> recurrent(const InferInput& in) {
       check(in.type(i).shape == want, "{} {} must be {}, got {}", op, name, format_shape(want),
             format_shape(in.type(i).shape));
   };
-  int64_t gh = s.gates * s.hidden;
+  int64_t gh = size_in_range(__int128{s.gates} * s.hidden, "gates x hidden_size");
   Shape state = s.batch_first ? Shape{s.batch, s.directions, s.hidden}
                               : Shape{s.directions, s.batch, s.hidden};
   expect(1, "W", {s.directions, gh, s.input});
   expect(2, "R", {s.directions, gh, s.hidden});
-  expect(3, "B", {s.directions, 2 * gh});
+  expect(3, "B", {s.directions, size_in_range(__int128{2} * gh, "2 x gates x hidden_size")});
   expect(4, "sequence_lens", {s.batch});
   if (in.has(4)) require_dtype(in.type(4).dtype, {DType::i32, DType::i64}, "sequence_lens");
   expect(5, "initial_h", state);
   expect(6, "initial_c", state);
-  expect(7, "P", {s.directions, 3 * s.hidden});
+  expect(7, "P", {s.directions, size_in_range(__int128{3} * s.hidden, "3 x hidden_size")});
   for (std::string_view flag : {"linear_before_reset", "input_forget"}) {
     int64_t v = attr_int(in.attrs, flag, 0);
     check(v == 0 || v == 1, "{} must be 0 or 1, got {}", flag, v);

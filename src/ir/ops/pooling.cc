@@ -80,7 +80,9 @@ std::vector<TensorType> max_unpool(const InferInput& in) {
   Window w = forward_window(in.attrs, spatial_dims(x), attr_ints(in.attrs, "kernel_shape"), false);
   Shape out = {x[0], x[1]};
   for (size_t i = 0; i < w.in.size(); ++i)
-    out.push_back((w.in[i] - 1) * w.strides[i] + w.kernel[i] - w.pad_begin[i] - w.pad_end[i]);
+    out.push_back(size_in_range(
+        __int128{w.in[i] - 1} * w.strides[i] + w.kernel[i] - w.pad_begin[i] - w.pad_end[i],
+        "unpooled spatial dim"));
   if (in.has(2)) {
     std::vector<int64_t> given = in.value(2).to_ints();
     check(given.size() == x.size(), "MaxUnpool output_shape has {} values, X has rank {}",

@@ -26,6 +26,12 @@ Shape broadcast_all(const InferInput& in) {
   return out;
 }
 
+int64_t size_in_range(__int128 size, std::string_view what) {
+  check(size >= 0 && size <= (__int128{1} << 62), "{} is {:.4g} (out of range 0..2^62)", what,
+        static_cast<double>(size));
+  return static_cast<int64_t>(size);
+}
+
 int64_t normalize_axis(int64_t axis, int64_t rank) {
   // A rank-0 tensor has no axis: callers index the shape with the result.
   check(axis >= -rank && axis < rank, "axis {} is out of range for rank {}", axis, rank);

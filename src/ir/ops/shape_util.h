@@ -23,6 +23,11 @@ void require_float(DType t, std::string_view what);
 /// Throws unless input `i` has the given rank.
 void require_rank(const InferInput& in, size_t i, int64_t rank);
 
+/// A dim computed from dims and attributes, which a malformed model may set to anything: throws
+/// naming `what` unless it lies in [0, 2^62], the most elements a tensor holds (num_elements).
+/// Callers compute in __int128, where no product or sum of two int64 values overflows.
+int64_t size_in_range(__int128 size, std::string_view what);
+
 /// Output type list with one entry.
 inline std::vector<TensorType> one(DType dtype, Shape shape) {
   return {TensorType{dtype, std::move(shape)}};
