@@ -1,102 +1,21 @@
-// prim.Resize's tap tables, computed as the reference kernel computes them (interp/kernels/
-// indexing_resize.cc): coordinate transform, then nearest index or filter taps, edges clamped.
+// prim.Resize's tap tables, from the sampling the reference kernel reads too
+// (ir/ops/resize_sampling.h): coordinate transform, then nearest index or filter taps.
 #include "codegen/resize_taps.h"
 
 #include <algorithm>
-#include <cmath>
 #include <numeric>
 
 #include "ir/error.h"
 #include "ir/ops/indexing_resize.h"
 #include "ir/ops/prim.h"
+#include "ir/ops/resize_sampling.h"
 
 namespace orch::codegen {
 namespace {
 
 using ops::ResizeAxis;
 using ops::ResizeCoord;
-using ops::ResizeMode;
-using ops::ResizeNearest;
 using ops::ResizeSpec;
-
-struct Tap {
-  int64_t index;
-  double weight;
-};
-
-double original_coordinate(const ResizeSpec& spec, const ResizeAxis& a, int64_t x) {
-  double xr = static_cast<double>(x);
-  double in = static_cast<double>(a.in);
-  switch (spec.coord) {
-    case ResizeCoord::HalfPixel:
-      return (xr + 0.5) / a.scale - 0.5;
-    case ResizeCoord::HalfPixelSymmetric: {
-      double adjustment = static_cast<double>(a.out) / a.resized_length;
-      return in / 2 * (1 - adjustment) + (xr + 0.5) / a.scale - 0.5;
-    }
-    case ResizeCoord::PytorchHalfPixel:
-      return a.out > 1 ? (xr + 0.5) / a.scale - 0.5 : 0;
-    case ResizeCoord::AlignCorners:
-      return a.resized_length == 1 ? 0 : xr * (in - 1) / (a.resized_length - 1);
-    case ResizeCoord::Asymmetric:
-      return xr / a.scale;
-    case ResizeCoord::TfHalfPixelForNn:
-      return (xr + 0.5) / a.scale;
-    case ResizeCoord::TfCropAndResize:
-      break;
-  }
-  unsupported("prim.Resize with tf_crop_and_resize is not generated");
-}
-
-int64_t nearest_index(const ResizeSpec& spec, double x, int64_t in) {
-  double floor = std::floor(x);
-  double ratio = x - floor;
-  int64_t i = static_cast<int64_t>(floor);
-  if (ratio != 0) {
-    bool up = spec.nearest == ResizeNearest::RoundPreferFloor ? ratio > 0.5
-              : spec.nearest == ResizeNearest::RoundPreferCeil
-                  ? ratio >= 0.5
-                  : spec.nearest == ResizeNearest::Ceil;
-    i += up ? 1 : 0;
-  }
-  return std::clamp<int64_t>(i, 0, in - 1);
-}
-
-double filter(const ResizeSpec& spec, double t) {
-  t = std::abs(t);
-  if (spec.mode == ResizeMode::Linear) return std::max(0.0, 1 - t);
-  double a = spec.cubic_coeff_a;
-  if (t <= 1) return ((a + 2) * t - (a + 3)) * t * t + 1;
-  if (t < 2) return ((a * t - 5 * a) * t + 8 * a) * t - 4 * a;
-  return 0;
-}
-
-std::vector<Tap> filter_taps(const ResizeSpec& spec, const ResizeAxis& a, double x) {
-  double radius = spec.mode == ResizeMode::Linear ? 1 : 2;
-  double stretch = spec.antialias ? std::min(a.scale, 1.0) : 1.0;
-  double floor = std::floor(x);
-  double ratio = x - floor;
-  int64_t first = static_cast<int64_t>(std::floor(-radius / stretch)) + 1;
-  std::vector<Tap> taps;
-  for (int64_t i = first; i <= 1 - first; ++i)
-    taps.push_back({static_cast<int64_t>(floor) + i,
-                    filter(spec, stretch * (static_cast<double>(i) - ratio))});
-  auto normalize = [&] {
-    double sum = 0;
-    for (const Tap& t : taps) sum += t.weight;
-    for (Tap& t : taps) t.weight /= sum;
-  };
-  if (spec.antialias) normalize();
-  if (spec.exclude_outside) {
-    for (Tap& t : taps)
-      if (t.index < 0 || t.index >= a.in) t.weight = 0;
-    normalize();
-  }
-  std::vector<Tap> kept;
-  for (Tap t : taps)
-    if (t.weight != 0) kept.push_back({std::clamp<int64_t>(t.index, 0, a.in - 1), t.weight});
-  return kept;
-}
 
 ResizeSpec spec_of(const Attributes& attrs, const TensorType& input) {
   std::vector<TensorType> types{input};
@@ -163,19 +82,15 @@ std::vector<ResizeTaps> resize_taps(const Attributes& attrs, const TensorType& i
     unsupported("prim.Resize with tf_crop_and_resize is not generated");
   std::vector<ResizeTaps> axes;
   for (const ResizeAxis& a : spec.axes) {
-    std::vector<std::vector<Tap>> per_x;
+    std::vector<std::vector<ops::ResizeTap>> per_x;
     for (int64_t x = 0; x < a.out; ++x) {
-      double xo = original_coordinate(spec, a, x);
-      if (spec.mode == ResizeMode::Nearest)
-        per_x.push_back({{nearest_index(spec, xo, a.in), 1.0}});
-      else
-        per_x.push_back(filter_taps(spec, a, xo));
+      per_x.push_back(ops::resize_taps_at(spec, a, ops::resize_source(spec, a, x)));
     }
     ResizeTaps t;
     for (const auto& taps : per_x) t.taps = std::max<int64_t>(t.taps, taps.size());
     t.identity = a.in == a.out;
     for (int64_t x = 0; x < a.out; ++x) {
-      const std::vector<Tap>& taps = per_x[x];
+      const std::vector<ops::ResizeTap>& taps = per_x[x];
       t.identity = t.identity && taps.size() == 1 && taps[0].index == x && taps[0].weight == 1;
       for (int64_t i = 0; i < t.taps; ++i) {
         // Missing taps read element 0 with weight 0.
