@@ -33,6 +33,10 @@ struct PeriodicTaps {
   std::vector<float> weight;
 };
 
+/// The longest period the generators index in the periodic form: its weights are picked by a
+/// chain of selects, one per distinct weight.
+constexpr int64_t kMaxResizePeriod = 8;
+
 /// The periodic form of `taps` (an axis of `in` -> `out` coordinates) when every tap of weight
 /// other than 0 fits it and the period is at most `max_period`; nullopt otherwise.
 std::optional<PeriodicTaps> periodic_taps(const ResizeTaps& taps, int64_t in, int64_t out,

@@ -44,7 +44,29 @@ TEST(CudaLayout, EveryLayoutPrimitiveMatchesTheInterpreter) {
   return %s, %a, %c
 })",
                             4));
+  cases.push_back(cuda_case("resize_periodic", R"(graph g(%x: f32[1,3,7,8]) {
+  %u: f32[1,3,28,32] = prim.Resize(%x) {mode = "linear", scales = [1.0, 1.0, 4.0, 4.0]}
+  %d: f32[1,3,14,4] = prim.Resize(%u) {mode = "linear", scales = [1.0, 1.0, 0.5, 0.125]}
+  %p: f32[1,3,7,12] = prim.Resize(%x) {mode = "nearest", nearest_mode = "floor", scales = [1.0, 1.0, 1.0, 1.5]}
+  return %d, %p
+})",
+                            5));
   expect_all_match(cases);
+}
+
+// An upsampling by an integer ratio indexes with arithmetic: no tap table is baked, while an
+// align_corners axis, whose taps do not repeat, reads its tables.
+TEST(CudaLayout, IntegerResizeReadsNoTapTables) {
+  Graph periodic = parse_graph(R"(graph g(%x: f32[1,2,6,8]) {
+  %l: f32[1,2,12,32] = prim.Resize(%x) {mode = "linear", scales = [1.0, 1.0, 2.0, 4.0]}
+  return %l
+})");
+  EXPECT_EQ(cuda_kernel_source(periodic, "k").code.find("_index["), std::string::npos);
+  Graph tables = parse_graph(R"(graph g(%x: f32[1,2,6,8]) {
+  %a: f32[1,2,5,4] = prim.Resize(%x) {coordinate_transformation_mode = "align_corners", mode = "linear", sizes = [1, 2, 5, 4]}
+  return %a
+})");
+  EXPECT_NE(cuda_kernel_source(tables, "k").code.find("_index["), std::string::npos);
 }
 
 }  // namespace

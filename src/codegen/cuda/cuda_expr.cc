@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cctype>
 #include <limits>
+#include <optional>
 
 #include "codegen/cuda/cuda_impl.h"
 #include "ir/error.h"
@@ -335,16 +336,39 @@ PhaseEmitter::Ix PhaseEmitter::conv(const Node& n, const std::vector<Ix>& idx) {
   return {acc, base};
 }
 
-// Stage `end` of a resize: axes [0, end) resampled, one weighted gather per axis.
+namespace {
+
+// Tap k's weight at output coordinate x of a periodic axis: one of `period` values by x's
+// phase, chosen by a chain of conditionals.
+Ix phase_weight(const PeriodicTaps& p, int64_t k, const Ix& x) {
+  const float* w = &p.weight[static_cast<size_t>(k * p.period)];
+  Ix phase = mod(x, p.period);
+  std::string result = float_literal(w[p.period - 1], true);
+  for (int64_t r = p.period - 1; r-- > 0;)
+    if (w[r] != w[p.period - 1])
+      result =
+          fmt::format("({} == {} ? {} : {})", phase.text, r, float_literal(w[r], true), result);
+  return {result, x.depth};
+}
+
+}  // namespace
+
+// Stage `end` of a resize: axes [0, end) resampled, one weighted sum of taps per axis. An axis
+// whose taps repeat with the ratio of its sizes (integer up- and downsampling) indexes with
+// affine arithmetic and picks its weights by phase, as the Halide generator does; any other
+// reads baked tap tables.
 PhaseEmitter::Ix PhaseEmitter::resize_stage(const Node& n, const std::vector<ResizeTaps>& taps,
                                             size_t end, const std::vector<Ix>& idx) {
   if (end == 0) return at(n.inputs[0], idx);
   size_t d = end - 1;
   const ResizeTaps& t = taps[d];
   if (t.identity) return resize_stage(n, taps, d, idx);
+  int64_t in_size = shape(n.inputs[0])[d];
+  std::optional<PeriodicTaps> periodic =
+      periodic_taps(t, in_size, shape(n.outputs[0])[d], kMaxResizePeriod);
   std::string table =
       fmt::format("{}_n{}_axis{}", globals_.prefix, g_.value(n.outputs[0]).producer, d);
-  if (globals_.defined.insert(table).second) {
+  if (!periodic && globals_.defined.insert(table).second) {
     std::string ints, floats;
     for (size_t i = 0; i < t.index.size(); ++i) {
       ints += (i ? ", " : "") + std::to_string(t.index[i]);
@@ -359,11 +383,18 @@ PhaseEmitter::Ix PhaseEmitter::resize_stage(const Node& n, const std::vector<Res
   for (int64_t k = 0; k < t.taps; ++k) {
     Ix tap = add(mul(idx[d], t.taps), k);
     std::vector<Ix> in = idx;
-    in[d] = {fmt::format("(long long){}_index[{}]", table, tap.text), tap.depth};
+    in[d] =
+        periodic
+            ? clamp(add(mul(div(add(idx[d], periodic->shift[k]), periodic->period), periodic->step),
+                        periodic->base[k]),
+                    0, in_size - 1)
+            : Ix{fmt::format("(long long){}_index[{}]", table, tap.text), tap.depth};
     Ix v = resize_stage(n, taps, d, in);
     if (!resize_interpolates(n.attrs)) return v;
-    Ix term = {fmt::format("{} * ({}){}_weight[{}]", v.text, value_type(type), table, tap.text),
-               std::max(v.depth, tap.depth)};
+    Ix w = periodic ? phase_weight(*periodic, k, idx[d])
+                    : Ix{fmt::format("{}_weight[{}]", table, tap.text), tap.depth};
+    Ix term = {fmt::format("{} * ({}){}", v.text, value_type(type), w.text),
+               std::max(v.depth, w.depth)};
     sum =
         sum.text.empty() ? term : Ix{sum.text + " + " + term.text, std::max(sum.depth, term.depth)};
   }

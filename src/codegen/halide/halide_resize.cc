@@ -11,9 +11,6 @@ namespace {
 
 using Halide::Expr;
 
-// The longest period whose weights are picked by a chain of selects.
-constexpr int64_t kMaxPeriod = 8;
-
 int i32(int64_t v) {
   return static_cast<int>(v);
 }
@@ -59,7 +56,7 @@ Halide::Func resize_axis(const Halide::Func& cur, const std::vector<Halide::Var>
                          const std::string& name) {
   size_t rank = vars.size();
   Halide::Var x = vars[rank - 1 - d];
-  std::optional<PeriodicTaps> periodic = periodic_taps(t, in, out, kMaxPeriod);
+  std::optional<PeriodicTaps> periodic = periodic_taps(t, in, out, kMaxResizePeriod);
   // The tables, for an axis without the periodic form only.
   Halide::Buffer<int32_t> ib;
   Halide::Buffer<float> wb;
