@@ -357,15 +357,14 @@ Ix phase_weight(const PeriodicTaps& p, int64_t k, const Ix& x) {
 // whose taps repeat with the ratio of its sizes (integer up- and downsampling) indexes with
 // affine arithmetic and picks its weights by phase, as the Halide generator does; any other
 // reads baked tap tables.
-PhaseEmitter::Ix PhaseEmitter::resize_stage(const Node& n, const std::vector<ResizeTaps>& taps,
-                                            size_t end, const std::vector<Ix>& idx) {
+PhaseEmitter::Ix PhaseEmitter::resize_stage(const Node& n, const ResizeAxes& axes, size_t end,
+                                            const std::vector<Ix>& idx) {
   if (end == 0) return at(n.inputs[0], idx);
   size_t d = end - 1;
-  const ResizeTaps& t = taps[d];
-  if (t.identity) return resize_stage(n, taps, d, idx);
+  const ResizeTaps& t = axes.taps[d];
+  if (t.identity) return resize_stage(n, axes, d, idx);
   int64_t in_size = shape(n.inputs[0])[d];
-  std::optional<PeriodicTaps> periodic =
-      periodic_taps(t, in_size, shape(n.outputs[0])[d], kMaxResizePeriod);
+  const std::optional<PeriodicTaps>& periodic = axes.periodic[d];
   std::string table =
       fmt::format("{}_n{}_axis{}", globals_.prefix, g_.value(n.outputs[0]).producer, d);
   if (!periodic && globals_.defined.insert(table).second) {
@@ -389,7 +388,7 @@ PhaseEmitter::Ix PhaseEmitter::resize_stage(const Node& n, const std::vector<Res
                         periodic->base[k]),
                     0, in_size - 1)
             : Ix{fmt::format("(long long){}_index[{}]", table, tap.text), tap.depth};
-    Ix v = resize_stage(n, taps, d, in);
+    Ix v = resize_stage(n, axes, d, in);
     if (!resize_interpolates(n.attrs)) return v;
     Ix w = periodic ? phase_weight(*periodic, k, idx[d])
                     : Ix{fmt::format("{}_weight[{}]", table, tap.text), tap.depth};
@@ -402,8 +401,11 @@ PhaseEmitter::Ix PhaseEmitter::resize_stage(const Node& n, const std::vector<Res
 }
 
 PhaseEmitter::Ix PhaseEmitter::resize(const Node& n, const std::vector<Ix>& idx) {
-  std::vector<ResizeTaps> taps = resize_taps(n.attrs, g_.value(n.inputs[0]).type);
-  return resize_stage(n, taps, taps.size(), idx);
+  ResizeAxes axes{resize_taps(n.attrs, g_.value(n.inputs[0]).type), {}};
+  for (size_t d = 0; d < axes.taps.size(); ++d)
+    axes.periodic.push_back(periodic_taps(axes.taps[d], shape(n.inputs[0])[d],
+                                          shape(n.outputs[0])[d], kMaxResizePeriod));
+  return resize_stage(n, axes, axes.taps.size(), idx);
 }
 
 std::vector<PhaseEmitter::Ix> PhaseEmitter::reshape(const Node& n, const std::vector<Ix>& idx) {

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -92,8 +93,12 @@ class PhaseEmitter {
   Ix matmul(const Node& n, const std::vector<Ix>& idx);
   Ix conv(const Node& n, const std::vector<Ix>& idx);
   Ix resize(const Node& n, const std::vector<Ix>& idx);
-  Ix resize_stage(const Node& n, const std::vector<ResizeTaps>& taps, size_t end,
-                  const std::vector<Ix>& idx);
+  /// A resize's axes: their taps, and the periodic form where one exists.
+  struct ResizeAxes {
+    std::vector<ResizeTaps> taps;
+    std::vector<std::optional<PeriodicTaps>> periodic;
+  };
+  Ix resize_stage(const Node& n, const ResizeAxes& axes, size_t end, const std::vector<Ix>& idx);
   Ix concat(const Node& n, const std::vector<Ix>& idx);
   Ix pad(const Node& n, const std::vector<Ix>& idx);
   Ix gather(const Node& n, const std::vector<Ix>& idx);

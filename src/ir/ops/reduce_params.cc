@@ -55,8 +55,7 @@ Shape reduce_out_shape(const Shape& shape, const ReduceAxes& r) {
 
 AxisSplit split_at_axis(const Shape& shape, int64_t axis) {
   // Checked products: with a zero dim elsewhere, the dims on one side may multiply past int64.
-  auto at = shape.begin() + std::clamp<int64_t>(axis, 0, static_cast<int64_t>(shape.size()));
-  if (at == shape.end()) return {.outer = num_elements(shape)};
+  auto at = shape.begin() + axis;
   return {.outer = num_elements(Shape(shape.begin(), at)),
           .n = *at,
           .inner = num_elements(Shape(at + 1, shape.end()))};

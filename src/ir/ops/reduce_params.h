@@ -36,6 +36,7 @@ struct AxisSplit {
   int64_t n = 1;
   int64_t inner = 1;
 };
+/// `axis` in [0, rank), as normalize_axis returns it.
 AxisSplit split_at_axis(const Shape& shape, int64_t axis);
 
 /// A 0/1 attribute (keepdims, exclusive, ...); throws naming it on any other value.
