@@ -32,7 +32,7 @@ TEST_F(OptimizeCli, OptimizesTheExampleIntoAModule) {
   EXPECT_NE(r.output.find("latency_ms: median="), std::string::npos) << r.output;
 }
 
-// Full orchestration with candidates of up to two primitives (7-8 kernels, seconds to tune):
+// Full orchestration with candidates of up to two primitives (seconds to tune):
 // the module rounds report each module they build and leave only the module kept.
 TEST_F(OptimizeCli, ModuleRoundsLeaveOneModule) {
   std::string model = std::string(ORCH_SOURCE_DIR) + "/examples/tiny_mlp.orch.txt";
@@ -40,8 +40,12 @@ TEST_F(OptimizeCli, ModuleRoundsLeaveOneModule) {
   Outcome r = orch_cli(fmt::format("optimize {} -o {} --db {} --max-primitives 2 --module-rounds 3",
                                    model, out, path("t.db")));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  // The tuned plan's kernels are 7 or 8: which candidates win depends on timing noise.
-  EXPECT_TRUE(std::regex_search(r.output, std::regex("module round 1: [78] kernels"))) << r.output;
+  // How many kernels the plans have depends on timing noise (7, 8 and 9 were seen): the test
+  // asks for the rounds' reports, not a count.
+  EXPECT_TRUE(std::regex_search(r.output, std::regex("module round 1: [0-9]+ kernels")))
+      << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex("module rounds: kept round [1-3]'s module")))
+      << r.output;
   EXPECT_NE(r.output.find("validated against the interpreter"), std::string::npos) << r.output;
   EXPECT_TRUE(fs::exists(fs::path(out) / "manifest.json"));
   for (const fs::directory_entry& e : fs::directory_iterator(path("")))
