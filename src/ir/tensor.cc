@@ -10,15 +10,22 @@
 namespace orch {
 
 int64_t num_elements(const Shape& shape) {
+  // The bound holds for the product of the nonzero dims, not only for the count: an empty
+  // tensor's strides and the kernels' outer and inner products still multiply its other dims,
+  // and [0, 2^40, 2^40] would overflow them. Every partial product then fits in int64.
   int64_t n = 1;
+  bool empty = false;
   // Hot (every value a graph adds): the messages are formatted only on failure.
   for (int64_t d : shape) {
     if (d < 0) fail("negative dimension {} in shape {}", d, format_shape(shape));
-    if (d != 0 && n > (int64_t{1} << 62) / d)
-      fail("shape {} has too many elements", format_shape(shape));
+    if (d == 0) {
+      empty = true;
+      continue;
+    }
+    if (n > (int64_t{1} << 62) / d) fail("shape {} has too many elements", format_shape(shape));
     n *= d;
   }
-  return n;
+  return empty ? 0 : n;
 }
 
 std::string format_shape(const Shape& shape) {

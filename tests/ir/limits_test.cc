@@ -98,6 +98,15 @@ TEST(TextLimits, OverflowingDimsFail) {
       << message;
 }
 
+TEST(TextLimits, EmptyShapeWithOverflowingOtherDimsFails) {
+  // The tensor is empty, but its strides would still multiply 2^33 by 2^33.
+  std::string message =
+      parse_error("graph g(%x: f32[0,8589934592,8589934592]) {\n  return %x\n}\n");
+  EXPECT_NE(message.find("line 1: shape [0,8589934592,8589934592] has too many elements"),
+            std::string::npos)
+      << message;
+}
+
 TEST(TextLimits, DimPastInt64Fails) {
   std::string message = parse_error("graph g(%x: f32[99999999999999999999]) {\n  return %x\n}\n");
   EXPECT_NE(message.find("bad integer '99999999999999999999'"), std::string::npos) << message;
