@@ -3,8 +3,8 @@
 # (full orchestration, one kernel per operator, greedy fusion), compiled with analytic costs
 # (--compile-only: orch does not measure CUDA kernels yet), validated on the GPU against the
 # interpreter kernel by kernel (--validate-on-gpu), then timed: the median of RUNS runs of the
-# launch sequence, CUDA events around it (`orch run --repeat`; each run log also holds the
-# per-kernel profile, `--profile`). Prints a markdown table and writes WORK/results.csv. Needs
+# launch sequence, CUDA events around it, launched kernel by kernel and replayed as one CUDA
+# graph (`orch run --repeat`; each run log also holds the per-kernel profile, `--profile`). Prints a markdown table and writes WORK/results.csv. Needs
 # an NVIDIA GPU; there is none on the development machines.
 #
 #   bench/cuda_bench.sh [ORCH] [WORK]    the orch command (default build/tools/orch/orch) and the
@@ -76,11 +76,11 @@ done | xargs -P "$jobs" -L 1 bash -c 'optimize_one "$0" "$1"'
 
 # Timing, one module at a time (the GPU to itself).
 csv="$work/results.csv"
-echo "model,policy,kernels,launches,plan_us_estimated,gpu_ms,optimize_s,validated" >"$csv"
+echo "model,policy,kernels,launches,plan_us_estimated,gpu_ms,optimize_s,validated,gpu_graph_ms" >"$csv"
 for model in $models; do
   dir=$(folder "$model")
   for policy in $policies; do
-    module="$dir/$policy" ms="" kernels="" launches="" plan="" validated=yes
+    module="$dir/$policy" ms="" graph_ms="" kernels="" launches="" plan="" validated=yes
     [[ $unvalidated == *" $policy "* ]] && validated=no
     if [ -f "$module/manifest.json" ] && [ -f "$module/kernels.cubin" ]; then
       summary=$(grep -o 'module: .*' "$dir/$policy.log" | tail -n 1)
@@ -90,9 +90,10 @@ for model in $models; do
       "$orch" run "$module" --random-inputs --repeat "$runs" --profile --profile-top 12 \
         --out "$module/outputs" >"$dir/$policy.run.log" 2>&1 &&
         ms=$(sed -n 's/^gpu_ms: median=\([0-9.]*\).*/\1/p' "$dir/$policy.run.log")
+      graph_ms=$(sed -n 's/^gpu_graph_ms: median=\([0-9.]*\).*/\1/p' "$dir/$policy.run.log")
       [ -n "$ms" ] || echo "$(basename "$dir") $policy: orch run failed ($dir/$policy.run.log)" >&2
     fi
-    echo "$(basename "$dir"),$policy,$kernels,$launches,$plan,$ms,$(cat "$dir/$policy.seconds" 2>/dev/null),$validated" >>"$csv"
+    echo "$(basename "$dir"),$policy,$kernels,$launches,$plan,$ms,$(cat "$dir/$policy.seconds" 2>/dev/null),$validated,$graph_ms" >>"$csv"
   done
 done
 
@@ -100,16 +101,17 @@ done
 awk -F, -v policies="$policies" '
   NR == 1 { next }
   { if (!($1 in seen)) { seen[$1] = 1; order[++n] = $1 }
-    ms[$1, $2] = $6; kernels[$1, $2] = $3 "/" $4; nv[$1, $2] = ($8 == "no" && $6 != "") ? " (nv)" : "" }
+    ms[$1, $2] = $6; graph[$1, $2] = $9; kernels[$1, $2] = $3 "/" $4; nv[$1, $2] = ($8 == "no" && $6 != "") ? " (nv)" : "" }
   END {
     np = split(policies, p, " ")
     header = "| model |"; rule = "|---|"
     for (i = 1; i <= np; ++i) { header = header " " p[i] " ms | " p[i] " kernels/launches |"; rule = rule "---:|---:|" }
-    print header " full vs operator | full vs greedy |"; print rule "---:|---:|"
+    print header " full as one CUDA graph ms | full vs operator | full vs greedy |"; print rule "---:|---:|---:|"
     for (r = 1; r <= n; ++r) {
       m = order[r]; line = "| " m " |"
       for (i = 1; i <= np; ++i) line = line " " ms[m, p[i]] nv[m, p[i]] " | " kernels[m, p[i]] " |"
       f = ms[m, "full"]; o = ms[m, "operator"]; g = ms[m, "greedy"]
+      line = line " " graph[m, "full"] " |"
       line = line " " (f > 0 && o > 0 ? sprintf("%.2fx", o / f) : "") " | " (f > 0 && g > 0 ? sprintf("%.2fx", g / f) : "") " |"
       print line
     }

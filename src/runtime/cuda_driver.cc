@@ -53,6 +53,15 @@ Loaded load_driver() {
   load(handle, "cuEventElapsedTime", d.event_elapsed_ms, missing);
   load(handle, "cuEventDestroy_v2", d.event_destroy, missing);
   load(handle, "cuGetErrorString", d.error_string, missing);
+  // Streams and graphs: in every driver since CUDA 11.4 (cuGraphInstantiateWithFlags).
+  load(handle, "cuStreamCreate", d.stream_create, missing);
+  load(handle, "cuStreamDestroy_v2", d.stream_destroy, missing);
+  load(handle, "cuStreamBeginCapture_v2", d.stream_begin_capture, missing);
+  load(handle, "cuStreamEndCapture", d.stream_end_capture, missing);
+  load(handle, "cuGraphInstantiateWithFlags", d.graph_instantiate, missing);
+  load(handle, "cuGraphLaunch", d.graph_launch, missing);
+  load(handle, "cuGraphExecDestroy", d.graph_exec_destroy, missing);
+  load(handle, "cuGraphDestroy", d.graph_destroy, missing);
   if (!missing.empty()) {
     l.why = fmt::format("the CUDA driver lacks {}", missing);
     return l;

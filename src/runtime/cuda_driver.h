@@ -36,6 +36,14 @@ struct CudaDriver {
   int (*event_elapsed_ms)(float* ms, void* start, void* end) = nullptr;
   int (*event_destroy)(void* event) = nullptr;
   int (*error_string)(int result, const char** text) = nullptr;
+  int (*stream_create)(void** stream, unsigned flags) = nullptr;
+  int (*stream_destroy)(void* stream) = nullptr;
+  int (*stream_begin_capture)(void* stream, int mode) = nullptr;
+  int (*stream_end_capture)(void* stream, void** graph) = nullptr;
+  int (*graph_instantiate)(void** graph_exec, void* graph, unsigned long long flags) = nullptr;
+  int (*graph_launch)(void* graph_exec, void* stream) = nullptr;
+  int (*graph_exec_destroy)(void* graph_exec) = nullptr;
+  int (*graph_destroy)(void* graph) = nullptr;
 };
 
 /// The driver, loaded and initialized once per process; nullptr when there is none, with the

@@ -19,6 +19,8 @@ namespace fs = std::filesystem;
 // Compute capability attributes of cuDeviceGetAttribute (CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_*).
 constexpr int kAttributeCcMajor = 75;
 constexpr int kAttributeCcMinor = 76;
+// CU_STREAM_CAPTURE_MODE_THREAD_LOCAL: other threads' CUDA calls may go on during a capture.
+constexpr int kCaptureThreadLocal = 1;
 
 std::string read_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -84,11 +86,20 @@ struct CudaModule::Impl {
   std::vector<std::vector<void*>> functions;  // per kernel, per launch
   DeviceBuffer arena, weights, scratch;
   std::vector<DeviceBuffer> inputs, outputs;
+  // A blocking stream (flags 0): it waits for the synchronous copies, which run on the legacy
+  // default stream, and they for it; a capture needs a stream other than that one.
+  void* stream = nullptr;
+  void* graph = nullptr;  // the launch sequence, captured at the first graph launch
+  void* graph_exec = nullptr;
+  bool use_graph = false;
 
   ~Impl() {
     if (context == nullptr) return;
     // Unloading and freeing act on the current context, which another module may have set.
     d->ctx_set_current(context);
+    if (graph_exec != nullptr) d->graph_exec_destroy(graph_exec);
+    if (graph != nullptr) d->graph_destroy(graph);
+    if (stream != nullptr) d->stream_destroy(stream);
     if (module != nullptr) d->module_unload(module);
     arena = {}, weights = {}, scratch = {};
     inputs.clear(), outputs.clear();
@@ -121,10 +132,35 @@ struct CudaModule::Impl {
       const LaunchSpec& l = layout.launches[k][i];
       cuda_check(*d,
                  d->launch_kernel(functions[k][i], static_cast<unsigned>(l.blocks), 1, 1,
-                                  static_cast<unsigned>(l.threads), 1, 1, 0, nullptr, params.data(),
+                                  static_cast<unsigned>(l.threads), 1, 1, 0, stream, params.data(),
                                   nullptr),
                  fmt::format("launching {}", l.function));
     }
+  }
+
+  void launch_all() {
+    for (size_t k = 0; k < layout.kernels.size(); ++k) launch_kernel(k);
+  }
+
+  void capture() {
+    cuda_check(*d, d->stream_begin_capture(stream, kCaptureThreadLocal), "capturing a CUDA graph");
+    try {
+      launch_all();
+    } catch (const Error&) {
+      void* partial = nullptr;  // a capture must be ended, even a failed one
+      d->stream_end_capture(stream, &partial);
+      if (partial != nullptr) d->graph_destroy(partial);
+      throw;
+    }
+    cuda_check(*d, d->stream_end_capture(stream, &graph), "capturing a CUDA graph");
+    cuda_check(*d, d->graph_instantiate(&graph_exec, graph, 0), "instantiating the CUDA graph");
+  }
+
+  // The plan's launches on the module's stream: one by one, or as the graph captured from them.
+  void launch_plan(bool as_graph) {
+    if (!as_graph) return launch_all();
+    if (graph_exec == nullptr) capture();
+    cuda_check(*d, d->graph_launch(graph_exec, stream), "launching the CUDA graph");
   }
 
   Tensor copy_back(const TensorType& type, CuDevicePtr from) const {
@@ -163,6 +199,7 @@ CudaModule CudaModule::load(const std::string& dir, int device) {
   impl->device = dev;
   cuda_check(*d, d->primary_ctx_retain(&impl->context, dev), "creating a CUDA context");
   cuda_check(*d, d->ctx_set_current(impl->context), "creating a CUDA context");
+  cuda_check(*d, d->stream_create(&impl->stream, 0), "creating a CUDA stream");
   std::string cubin = read_file(root / layout.library_file);
   cuda_check(*d, d->module_load_data(&impl->module, cubin.data()),
              fmt::format("{}: loading {}", dir, layout.library_file));
@@ -207,6 +244,10 @@ const std::vector<KernelSpec>& CudaModule::kernels() const {
   return impl_->layout.kernels;
 }
 
+void CudaModule::set_graph(bool on) {
+  impl_->use_graph = on;
+}
+
 std::vector<Tensor> CudaModule::run(std::span<const Tensor> inputs,
                                     const KernelHook& after_kernel) {
   Impl& m = *impl_;
@@ -223,9 +264,9 @@ std::vector<Tensor> CudaModule::run(std::span<const Tensor> inputs,
       cuda_check(d, d.memcpy_htod(m.inputs[i].pointer, inputs[i].bytes(), inputs[i].nbytes()),
                  "copying input " + s.name);
   }
-  for (size_t k = 0; k < m.layout.kernels.size(); ++k) {
+  if (!after_kernel) m.launch_plan(m.use_graph);
+  for (size_t k = 0; after_kernel && k < m.layout.kernels.size(); ++k) {
     m.launch_kernel(k);
-    if (!after_kernel) continue;
     cuda_check(d, d.ctx_synchronize(), fmt::format("running kernel {}", m.layout.kernels[k].name));
     std::vector<Tensor> outs;
     for (const KernelValue& out : m.layout.kernel_outputs[k])
@@ -242,7 +283,7 @@ std::vector<Tensor> CudaModule::run(std::span<const Tensor> inputs,
   return outputs;
 }
 
-double CudaModule::median_ms(int repeat) {
+double CudaModule::median_ms(int repeat, bool graph) {
   check(repeat >= 1, "median_ms: repeat must be at least 1");
   Impl& m = *impl_;
   const CudaDriver& d = *m.d;
@@ -250,9 +291,9 @@ double CudaModule::median_ms(int repeat) {
   Event start(d), end(d);
   std::vector<double> ms;
   for (int r = 0; r <= repeat; ++r) {
-    cuda_check(d, d.event_record(start.event, nullptr), "recording an event");
-    for (size_t k = 0; k < m.layout.kernels.size(); ++k) m.launch_kernel(k);
-    cuda_check(d, d.event_record(end.event, nullptr), "recording an event");
+    cuda_check(d, d.event_record(start.event, m.stream), "recording an event");
+    m.launch_plan(graph);
+    cuda_check(d, d.event_record(end.event, m.stream), "recording an event");
     cuda_check(d, d.event_synchronize(end.event), "running the module");
     float elapsed = 0;
     cuda_check(d, d.event_elapsed_ms(&elapsed, start.event, end.event), "reading an event");
@@ -273,10 +314,10 @@ std::vector<std::vector<double>> CudaModule::kernel_ms(int repeat) {
   for (size_t k = 0; k <= n; ++k) events.push_back(std::make_unique<Event>(d));
   std::vector<std::vector<double>> runs;
   for (int r = 0; r <= repeat; ++r) {
-    cuda_check(d, d.event_record(events[0]->event, nullptr), "recording an event");
+    cuda_check(d, d.event_record(events[0]->event, m.stream), "recording an event");
     for (size_t k = 0; k < n; ++k) {
       m.launch_kernel(k);
-      cuda_check(d, d.event_record(events[k + 1]->event, nullptr), "recording an event");
+      cuda_check(d, d.event_record(events[k + 1]->event, m.stream), "recording an event");
     }
     cuda_check(d, d.event_synchronize(events[n]->event), "running the module");
     if (r == 0) continue;  // the first run warms up

@@ -1,7 +1,8 @@
 // A CUDA module (orch optimize --target cuda) on an NVIDIA GPU: the cubin loaded through the
 // driver API, the weights copied to the device once, one arena and one scratch buffer, and the
-// kernels' launches issued in plan order on the default stream. Written without a GPU to run
-// it on (issue #15): the first H200 session must check it (orch run DIR on each zoo module).
+// kernels' launches issued in plan order on a stream of the module's own, or replayed as one
+// CUDA graph captured from that sequence (set_graph). Checked on an H200 (issue #15,
+// 2026-12-04), except the graph, written since without a GPU to run it on.
 #pragma once
 
 #include <memory>
@@ -34,14 +35,21 @@ class CudaModule {
   const std::vector<TensorSpec>& outputs() const;
   const std::vector<KernelSpec>& kernels() const;
 
+  /// When `on`, run() replays the plan as one CUDA graph, captured from its launch sequence at
+  /// the first use: one launch per run instead of one per kernel phase (a few microseconds
+  /// each). The graph holds the module's device pointers, which stay fixed for its lifetime.
+  void set_graph(bool on);
+
   /// Copies the inputs to the device, runs every kernel, waits and copies the outputs back.
   /// `after_kernel`, when set, gets kernel k's outputs (copied back after it ran) before the
-  /// next one starts, for checking a module kernel by kernel.
+  /// next one starts, for checking a module kernel by kernel (launched one by one, not as a
+  /// graph).
   std::vector<Tensor> run(std::span<const Tensor> inputs, const KernelHook& after_kernel = {});
 
   /// The device time of the launch sequence alone (CUDA events around it), on the inputs of
-  /// the last run: the median of `repeat` runs after one warm-up, in milliseconds.
-  double median_ms(int repeat);
+  /// the last run: the median of `repeat` runs after one warm-up, in milliseconds; `graph`:
+  /// replayed as the CUDA graph of set_graph instead.
+  double median_ms(int repeat, bool graph = false);
 
   /// The device time of each kernel's launches, in milliseconds, over `repeat` runs after one
   /// warm-up, on the inputs of the last run: CUDA events recorded between consecutive kernels,

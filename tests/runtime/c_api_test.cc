@@ -138,5 +138,19 @@ TEST_F(CApi, OrchRunProfilesEachKernel) {
   EXPECT_NE(r.output.find("--profile needs --repeat N"), std::string::npos) << r.output;
 }
 
+TEST_F(CApi, CudaGraphFlagNeedsACudaModule) {
+  std::string out = temp_dir("c_api_graph_out");
+  cli_test::Outcome r =
+      cli_test::orch_cli(fmt::format("run {} --random-inputs --out {} --cuda-graph", *dir_, out));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("--cuda-graph applies to CUDA modules (orch optimize --target cuda)"),
+            std::string::npos)
+      << r.output;
+  std::string model = std::string(ORCH_SOURCE_DIR) + "/examples/tiny_mlp.orch.txt";
+  r = cli_test::orch_cli(fmt::format("run {} --random-inputs --out {} --cuda-graph", model, out));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("--cuda-graph applies to CUDA modules"), std::string::npos) << r.output;
+}
+
 }  // namespace
 }  // namespace orch::stitch_test

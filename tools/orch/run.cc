@@ -37,6 +37,7 @@ struct RunArgs {
   int threads = 0;
   bool profile = false;
   int profile_top = 30;
+  bool cuda_graph = false;
 };
 
 // What `orch run` runs: the interpreter on a model, or a compiled module.
@@ -44,8 +45,9 @@ struct Runner {
   std::vector<TensorSpec> inputs;
   std::vector<std::string> outputs;
   std::function<std::vector<Tensor>(const std::vector<Tensor>&)> run;
-  /// CUDA modules: the median device time of the kernels alone over `repeat` runs.
-  std::function<double(int repeat)> device_ms;
+  /// CUDA modules: prints the median device time of the kernels alone over `repeat` runs,
+  /// launched one by one and as one CUDA graph.
+  std::function<void(int repeat)> print_device_ms;
   /// Compiled modules: prints the per-kernel profile of `repeat` runs.
   std::function<void(const std::vector<Tensor>&, int repeat)> profile;
 };
@@ -85,10 +87,16 @@ Runner model_runner(const RunArgs& args) {
 // A CUDA module on this machine's GPU: each run copies the inputs in and the outputs back.
 Runner cuda_module_runner(const RunArgs& args) {
   auto module = std::make_shared<runtime::CudaModule>(runtime::CudaModule::load(args.model));
+  module->set_graph(args.cuda_graph);
   Runner runner{.inputs = module->inputs()};
   for (const TensorSpec& s : module->outputs()) runner.outputs.push_back(s.name);
   runner.run = [module](const std::vector<Tensor>& feed) { return module->run(feed); };
-  runner.device_ms = [module](int repeat) { return module->median_ms(repeat); };
+  runner.print_device_ms = [module](int repeat) {
+    // Side by side, in one process: what the graph saves is the launches' overhead.
+    fmt::print("gpu_ms: median={:.4f} (kernels alone, CUDA events)\n", module->median_ms(repeat));
+    fmt::print("gpu_graph_ms: median={:.4f} (the same launches as one CUDA graph)\n",
+               module->median_ms(repeat, true));
+  };
   int top = args.profile_top > 0 ? args.profile_top : std::numeric_limits<int>::max();
   runner.profile = [module, top](const std::vector<Tensor>& feed, int repeat) {
     module->run(feed);
@@ -100,6 +108,7 @@ Runner cuda_module_runner(const RunArgs& args) {
 Runner module_runner(const RunArgs& args) {
   check(args.shapes.empty(), "--shape applies to models; a compiled module has fixed shapes");
   if (runtime::is_cuda_module(args.model)) return cuda_module_runner(args);
+  check(!args.cuda_graph, "--cuda-graph applies to CUDA modules (orch optimize --target cuda)");
   auto module = std::make_shared<Module>(Module::load(args.model));
   if (args.threads > 0) module->set_threads(args.threads);
   auto context = std::make_shared<Context>(module->new_context());
@@ -156,8 +165,7 @@ void time_runs(const Runner& runner, const std::vector<Tensor>& feed, int repeat
   }
   std::sort(ms.begin(), ms.end());
   const double median = driver::median_of(ms);
-  if (runner.device_ms)
-    fmt::print("gpu_ms: median={:.4f} (kernels alone, CUDA events)\n", runner.device_ms(repeat));
+  if (runner.print_device_ms) runner.print_device_ms(repeat);
   fmt::print("latency_ms: median={:.4f} min={:.4f} max={:.4f}\n", median, ms.front(), ms.back());
 }
 
@@ -166,6 +174,7 @@ void run_model(const RunArgs& args) {
   check(args.repeat == 0 || module,
         "--repeat times a compiled module (orch optimize); '{}' is a model file", args.model);
   check(args.threads == 0 || module, "--threads applies to compiled modules");
+  check(!args.cuda_graph || module, "--cuda-graph applies to CUDA modules");
   check(args.repeat >= 0 && args.threads >= 0, "--repeat and --threads must not be negative");
   check(!args.profile || args.repeat > 0, "--profile needs --repeat N (the runs it times)");
   Runner runner = module ? module_runner(args) : model_runner(args);
@@ -215,6 +224,10 @@ void add_run_command(CLI::App& app) {
                 "and print the slowest against their times when tuned alone (a CUDA module: "
                 "device time from CUDA events, against the analytic estimate), and totals per "
                 "backend");
+  cmd->add_flag("--cuda-graph", args->cuda_graph,
+                "CUDA module only: run it as one CUDA graph, captured from its launches at the "
+                "first run (with --repeat, both ways are timed either way: gpu_ms and "
+                "gpu_graph_ms)");
   cmd->add_option("--profile-top", args->profile_top,
                   "With --profile: how many of the slowest kernels to list (default 30; 0: all)")
       ->check(CLI::NonNegativeNumber);
