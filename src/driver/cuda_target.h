@@ -63,11 +63,17 @@ inline constexpr double kCudaComputeEfficiency = 0.05;
 /// as free: on the H200 the full plans, made of them, ran 2-4x slower than greedy fusion.
 double cuda_kernel_flops(const Graph& kernel);
 
+/// The fraction of the fp32 peak a cuBLAS GEMM (codegen/cublas_gemm.h) is assumed to reach: an
+/// assumption of the analytic plan until a GPU measures it (large SGEMMs on recent NVIDIA GPUs
+/// run at well over half the peak; small ones are bound by their launch and memory terms).
+inline constexpr double kCublasComputeEfficiency = 0.5;
+
 /// Estimated latency of `kernel` (a kernel graph the generator accepts once its large constants
 /// are inputs; they count the same either way) on `gpu`: kCudaLaunchUs per launch
 /// of its generated code, plus the slower of its memory traffic (inputs, constants, outputs and
 /// its scratch written and read once, at HBM bandwidth) and its cuda_kernel_flops at
-/// kCudaComputeEfficiency of the peak.
+/// kCudaComputeEfficiency of the peak. A kernel the stitcher runs as a cuBLAS GEMM: one launch,
+/// its FLOPs at kCublasComputeEfficiency.
 double cuda_cost_us(const Graph& kernel, const schedule::GpuMachine& gpu);
 
 }  // namespace orch::driver

@@ -4,7 +4,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <span>
 
+#include "codegen/cublas_gemm.h"
 #include "codegen/cuda/cuda_emulate.h"
 #include "codegen/cuda/cuda_source.h"
 #include "driver/optimize.h"
@@ -54,6 +56,16 @@ struct HostMemory {
   }
 };
 
+// A cuBLAS launch as the BLAS definition computes it, with the arguments the runtime passes
+// cuBLAS: what checks their derivation from the row-major GEMM without a GPU.
+void run_gemm(const codegen::GemmSpec& gemm, std::span<void* const> args, size_t inputs) {
+  codegen::CublasGemmArgs g = codegen::cublas_arguments(gemm);
+  const float* operands[] = {static_cast<const float*>(args[gemm.a]),
+                             static_cast<const float*>(args[gemm.b])};
+  float* c = static_cast<float*>(args[inputs]);  // the kernel's one output
+  codegen::sgemm_strided_batched(g, operands[g.first], operands[g.second], c);
+}
+
 }  // namespace
 
 void validate_cuda_module_on_host(const std::string& dir, const Graph& graph, uint64_t seed) {
@@ -69,8 +81,9 @@ void validate_cuda_module_on_host(const std::string& dir, const Graph& graph, ui
   std::vector<codegen::HostFunction> functions;
   for (size_t k = 0; k < layout.kernels.size(); ++k)
     for (const runtime::LaunchSpec& l : layout.launches[k])
-      functions.push_back({l.function, static_cast<int>(layout.kernel_inputs[k].size() +
-                                                        layout.kernel_outputs[k].size() + 1)});
+      if (!l.gemm)
+        functions.push_back({l.function, static_cast<int>(layout.kernel_inputs[k].size() +
+                                                          layout.kernel_outputs[k].size() + 1)});
   codegen::HostKernels kernels(source.substr(prelude.size()), functions);
 
   HostMemory memory;
@@ -107,7 +120,10 @@ void validate_cuda_module_on_host(const std::string& dir, const Graph& graph, ui
                          args.push_back(memory.at(out.at));
                        args.push_back(memory.scratch.empty() ? nullptr : memory.scratch.data());
                        for (const runtime::LaunchSpec& l : layout.launches[k])
-                         kernels.launch({l.function, l.blocks, l.threads}, args);
+                         if (l.gemm)
+                           run_gemm(*l.gemm, args, layout.kernel_inputs[k].size());
+                         else
+                           kernels.launch({l.function, l.blocks, l.threads}, args);
                        std::vector<Tensor> written;
                        for (const KernelValue& out : layout.kernel_outputs[k])
                          written.push_back(memory.tensor(out.type, out.at));

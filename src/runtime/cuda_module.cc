@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "ir/error.h"
+#include "runtime/cublas.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/module_manifest.h"
 
@@ -92,6 +93,7 @@ struct CudaModule::Impl {
   void* graph = nullptr;  // the launch sequence, captured at the first graph launch
   void* graph_exec = nullptr;
   bool use_graph = false;
+  std::unique_ptr<Cublas> cublas;  // when a kernel is a GEMM
 
   ~Impl() {
     if (context == nullptr) return;
@@ -99,6 +101,7 @@ struct CudaModule::Impl {
     d->ctx_set_current(context);
     if (graph_exec != nullptr) d->graph_exec_destroy(graph_exec);
     if (graph != nullptr) d->graph_destroy(graph);
+    cublas.reset();
     if (stream != nullptr) d->stream_destroy(stream);
     if (module != nullptr) d->module_unload(module);
     arena = {}, weights = {}, scratch = {};
@@ -130,6 +133,13 @@ struct CudaModule::Impl {
     for (CuDevicePtr& p : pointers) params.push_back(&p);
     for (size_t i = 0; i < layout.launches[k].size(); ++i) {
       const LaunchSpec& l = layout.launches[k][i];
+      if (l.gemm) {
+        codegen::CublasGemmArgs g = codegen::cublas_arguments(*l.gemm);
+        CuDevicePtr operands[] = {pointers[l.gemm->a], pointers[l.gemm->b]};
+        cublas->sgemm(g, operands[g.first], operands[g.second],
+                      pointers[layout.kernel_inputs[k].size()], layout.kernels[k].name);
+        continue;
+      }
       cuda_check(*d,
                  d->launch_kernel(functions[k][i], static_cast<unsigned>(l.blocks), 1, 1,
                                   static_cast<unsigned>(l.threads), 1, 1, 0, stream, params.data(),
@@ -143,6 +153,9 @@ struct CudaModule::Impl {
   }
 
   void capture() {
+    // cuBLAS allocates its workspace at its first call on a handle, which a capture forbids:
+    // one plain run first.
+    if (cublas) launch_all();
     cuda_check(*d, d->stream_begin_capture(stream, kCaptureThreadLocal), "capturing a CUDA graph");
     try {
       launch_all();
@@ -207,6 +220,11 @@ CudaModule CudaModule::load(const std::string& dir, int device) {
     impl->functions.emplace_back();
     for (const LaunchSpec& l : layout.launches[k]) {
       void* function = nullptr;
+      if (l.gemm) {
+        if (!impl->cublas) impl->cublas = std::make_unique<Cublas>(impl->stream);
+        impl->functions.back().push_back(nullptr);
+        continue;
+      }
       cuda_check(*d, d->module_get_function(&function, impl->module, l.function.c_str()),
                  fmt::format("{}: kernel {} function {}", dir, layout.kernels[k].name, l.function));
       impl->functions.back().push_back(function);

@@ -1,5 +1,6 @@
 #include "runtime/module_manifest.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -158,13 +159,49 @@ ExternalSpec external_spec(const Reader& r, const json& k, const ModuleLayout& l
   return spec;
 }
 
-// A CUDA kernel's launches: at least one, each within CUDA's grid and block limits.
-std::vector<LaunchSpec> launch_specs(const Reader& r, const json& k) {
+// A "gemm" launch: its extents and operands, which must fit the kernel's values.
+codegen::GemmSpec gemm_spec(const Reader& r, const json& g, const std::string& kernel,
+                            const std::vector<KernelValue>& inputs,
+                            const std::vector<KernelValue>& outputs) {
+  constexpr int64_t kIntMax = std::numeric_limits<int>::max();
+  codegen::GemmSpec s{r.integer(g, "batch", 1, kIntMax),
+                      r.integer(g, "m", 1, kIntMax),
+                      r.integer(g, "n", 1, kIntMax),
+                      r.integer(g, "k", 1, kIntMax),
+                      r.boolean(g, "trans_a"),
+                      r.boolean(g, "trans_b"),
+                      static_cast<int>(r.integer(g, "a", 0, kIntMax)),
+                      static_cast<int>(r.integer(g, "b", 0, kIntMax))};
+  std::vector<TensorType> in_types, out_types;
+  for (const KernelValue& v : inputs) {
+    check(v.channel_block == 0, "{}: kernel {} reads a channel-blocked value", r.path(), kernel);
+    in_types.push_back(v.type);
+  }
+  for (const KernelValue& v : outputs) out_types.push_back(v.type);
+  std::string why = codegen::gemm_mismatch(s, in_types, out_types);
+  check(why.empty(), "{}: kernel {}'s GEMM does not fit its values: {}", r.path(), kernel, why);
+  return s;
+}
+
+// A CUDA kernel's launches: at least one, each within CUDA's grid and block limits; or one GEMM.
+std::vector<LaunchSpec> launch_specs(const Reader& r, const json& k,
+                                     const std::vector<KernelValue>& inputs,
+                                     const std::vector<KernelValue>& outputs) {
+  std::string name = r.text(k, "name");
   std::vector<LaunchSpec> launches;
-  for (const json& l : r.array(k, "launches"))
+  for (const json& l : r.array(k, "launches")) {
+    if (l.is_object() && l.contains("gemm")) {
+      launches.push_back({"", 0, 0, gemm_spec(r, l.at("gemm"), name, inputs, outputs)});
+      continue;
+    }
     launches.push_back({r.text(l, "function"), r.integer(l, "blocks", 1, (int64_t{1} << 31) - 1),
-                        static_cast<int>(r.integer(l, "threads", 1, 1024))});
-  check(!launches.empty(), "{}: CUDA kernel {} has no launches", r.path(), r.text(k, "name"));
+                        static_cast<int>(r.integer(l, "threads", 1, 1024)), std::nullopt});
+  }
+  check(!launches.empty(), "{}: CUDA kernel {} has no launches", r.path(), name);
+  bool gemm = std::any_of(launches.begin(), launches.end(),
+                          [](const LaunchSpec& l) { return l.gemm.has_value(); });
+  check(!gemm || launches.size() == 1, "{}: CUDA kernel {} has a GEMM among other launches",
+        r.path(), name);
   return launches;
 }
 
@@ -228,9 +265,10 @@ ModuleLayout parse_manifest(std::string_view text, const std::string& path) {
     for (const KernelValue& kv : layout.kernel_outputs.back())
       spec.outputs.push_back({kv.value, kv.type});
     if (cuda) {
-      check(spec.backend == "cuda" && !r.boolean(k, "external"),
+      check((spec.backend == "cuda" || spec.backend == "cublas") && !r.boolean(k, "external"),
             "{}: kernel {} of a CUDA module has backend '{}'", path, spec.name, spec.backend);
-      layout.launches.push_back(launch_specs(r, k));
+      layout.launches.push_back(
+          launch_specs(r, k, layout.kernel_inputs.back(), layout.kernel_outputs.back()));
       check(r.integer(k, "scratch_bytes") <= layout.scratch_bytes,
             "{}: kernel {} uses more scratch than the module has", path, spec.name);
     }

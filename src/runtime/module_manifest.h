@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "codegen/cublas_gemm.h"
 #include "orch/module.h"
 #include "runtime/module_format.h"
 
@@ -29,11 +30,14 @@ struct ExternalSpec {
   std::vector<WeightBinding> weights;
 };
 
-/// One launch of a CUDA module's kernel: a 1-D grid of 1-D blocks.
+/// One launch of a CUDA module's kernel: a 1-D grid of 1-D blocks, or a cuBLAS call.
 struct LaunchSpec {
   std::string function;  // in the module's cubin
   int64_t blocks = 0;
   int threads = 0;
+  /// A cuBLAS GEMM instead of a function (its kernel's only launch), checked against its
+  /// kernel's input and output types.
+  std::optional<codegen::GemmSpec> gemm;
 };
 
 /// What the manifest says, every location checked to lie inside its region.

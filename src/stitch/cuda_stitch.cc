@@ -103,6 +103,15 @@ StitchResult stitch_cuda(const Graph& graph, const OrchestrationProblem& problem
   std::vector<std::optional<schedule::ScoredGpuConfig>> configs = best_configs(kernels, gpu);
   for (size_t i = 0; i < kernels.size(); ++i) {
     StitchedKernel& k = kernels[i];
+    if (std::optional<codegen::GemmSpec> gemm = codegen::gemm_spec(k.graph)) {
+      // A lone product: cuBLAS's call rather than code that stages nothing in shared memory.
+      k.backend = k.choice.backend = k.choice.config = "cublas";
+      k.launches = {{.gemm = gemm}};
+      result.cublas_kernels += 1;
+      result.cuda_launches += 1;
+      layout.kernels.push_back(std::move(k));
+      continue;
+    }
     const std::optional<schedule::ScoredGpuConfig>& config = configs[i];
     codegen::CudaKernelSource ks =
         codegen::cuda_kernel_source(k.graph, k.name + "_", config ? &config->config : nullptr);

@@ -66,8 +66,21 @@ json kernel_json(const StitchedKernel& k) {
             {"outputs", values_json(k.outputs)}};
   if (!k.launches.empty()) {
     json launches = json::array();
-    for (const codegen::CudaLaunch& l : k.launches)
-      launches.push_back({{"function", l.function}, {"blocks", l.blocks}, {"threads", l.threads}});
+    for (const codegen::CudaLaunch& l : k.launches) {
+      if (const std::optional<codegen::GemmSpec>& g = l.gemm)
+        launches.push_back({{"gemm",
+                             {{"batch", g->batch},
+                              {"m", g->m},
+                              {"n", g->n},
+                              {"k", g->k},
+                              {"trans_a", g->trans_a},
+                              {"trans_b", g->trans_b},
+                              {"a", g->a},
+                              {"b", g->b}}}});
+      else
+        launches.push_back(
+            {{"function", l.function}, {"blocks", l.blocks}, {"threads", l.threads}});
+    }
     j["launches"] = launches;
     j["scratch_bytes"] = k.scratch_bytes;
   }
@@ -155,10 +168,11 @@ std::string report_markdown(const ModuleLayout& layout, const StitchResult& resu
   std::string text = fmt::format("# orch module: {}\n\n", layout.model);
   if (layout.target == "cuda")
     text += fmt::format(
-        "{} CUDA kernels ({} launches) for sm_{} ({}), compiled only: costs are analytic "
-        "estimates, nothing was measured. Plan objective {:.1f} us ({}).\n\n",
-        layout.kernels.size(), result.cuda_launches, layout.sm_arch, layout.gpu,
-        layout.objective_us, layout.optimal ? "optimal" : "time limit, not proven optimal");
+        "{} CUDA kernels ({} of them cuBLAS GEMMs; {} launches) for sm_{} ({}), compiled only: "
+        "costs are analytic estimates, nothing was measured. Plan objective {:.1f} us ({}).\n\n",
+        layout.kernels.size(), result.cublas_kernels, result.cuda_launches, layout.sm_arch,
+        layout.gpu, layout.objective_us,
+        layout.optimal ? "optimal" : "time limit, not proven optimal");
   else
     text += fmt::format(
         "{} kernels ({} Halide, {} oneDNN, {} reference). Plan objective {:.1f} us ({}){}.\n\n",

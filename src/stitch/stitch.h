@@ -43,7 +43,9 @@ struct StitchResult {
   int dnnl_kernels = 0;
   int reference_kernels = 0;
   int cuda_kernels = 0;            // stitch_cuda: kernels generated as CUDA C
-  int cuda_launches = 0;           // their __global__ launches (one per materialized value)
+  int cublas_kernels = 0;          // stitch_cuda: kernels that are one cuBLAS GEMM call
+  int cuda_launches = 0;           // launches on the stream: __global__ functions (one per
+                                   // materialized value) and cuBLAS calls
   int64_t arena_bytes = 0;         // peak of the arena plan
   int64_t intermediate_bytes = 0;  // sum of all intermediates (no reuse)
   int64_t weights_bytes = 0;

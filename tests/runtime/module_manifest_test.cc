@@ -208,6 +208,57 @@ TEST(ModuleManifest, RejectsDamagedCudaFields) {
   }
 }
 
+// The CUDA module's kernel as one cuBLAS GEMM: y = x w, with w [3,3].
+json cublas_manifest() {
+  json m = cuda_manifest();
+  json& k = m["kernels"][0];
+  k["backend"] = "cublas";
+  k["inputs"][1]["shape"] = {3, 3};
+  k["inputs"][1]["bytes"] = 36;
+  k["launches"] = {{{"gemm",
+                     {{"batch", 1},
+                      {"m", 2},
+                      {"n", 3},
+                      {"k", 3},
+                      {"trans_a", false},
+                      {"trans_b", false},
+                      {"a", 0},
+                      {"b", 1}}}}};
+  return m;
+}
+
+TEST(ModuleManifest, ParsesACublasGemm) {
+  ModuleLayout layout = parse_manifest(cublas_manifest().dump(), "m.json");
+  ASSERT_EQ(layout.launches.size(), 1u);
+  ASSERT_EQ(layout.launches[0].size(), 1u);
+  EXPECT_EQ(layout.launches[0][0].gemm, (codegen::GemmSpec{1, 2, 3, 3, false, false, 0, 1}));
+  EXPECT_EQ(layout.kernels[0].backend, "cublas");
+}
+
+TEST(ModuleManifest, RejectsAGemmThatDoesNotFitItsValues) {
+  struct Case {
+    std::function<void(json&)> damage;
+    std::string message;
+  } cases[] = {
+      {[](json& g) { g["k"] = 4; },
+       "kernel k0's GEMM does not fit its values: A is f32[2,3], "
+       "the GEMM reads 1 x 2 x 4 f32"},
+      {[](json& g) { g["b"] = 2; }, "operands 0 and 2 of 2 inputs"},
+      {[](json& g) { g["m"] = 0; }, "field 'm' is out of range"},
+      {[](json& g) { g["n"] = 4294967296; }, "field 'n' is out of range"},
+      {[](json& g) { g.erase("trans_a"); }, "missing field 'trans_a'"},
+  };
+  for (const Case& c : cases) {
+    json m = cublas_manifest();
+    c.damage(m["kernels"][0]["launches"][0]["gemm"]);
+    std::string error = parse_error(m.dump());
+    EXPECT_NE(error.find(c.message), std::string::npos) << c.message << ": " << error;
+  }
+  json m = cublas_manifest();
+  m["kernels"][0]["launches"].push_back(cuda_manifest()["kernels"][0]["launches"][0]);
+  EXPECT_NE(parse_error(m.dump()).find("has a GEMM among other launches"), std::string::npos);
+}
+
 TEST(ModuleManifest, RejectsWhatIsNotAManifest) {
   EXPECT_EQ(parse_error("[1, 2]"), "m.json: not a JSON object");
   EXPECT_EQ(parse_error("{\"format\": \"other\"}"), "m.json: not an orch module manifest");

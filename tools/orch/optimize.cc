@@ -84,8 +84,10 @@ void run_optimize(const OptimizeArgs& args) {
   driver::OptimizeResult r = driver::optimize_model(args.model, args.out, options);
   const stitch::StitchResult& m = r.module;
   if (options.tune.target == driver::Target::cuda)
-    fmt::print("module: {} ({} CUDA kernels, {} launches, {}; plan {:.1f} us estimated)\n",
-               args.out, m.kernels, m.cuda_launches, args.gpu, r.objective_us);
+    fmt::print(
+        "module: {} ({} CUDA kernels, {} cuBLAS GEMMs among them, {} launches, {}; plan {:.1f} "
+        "us estimated)\n",
+        args.out, m.kernels, m.cublas_kernels, m.cuda_launches, args.gpu, r.objective_us);
   else
     fmt::print("module: {} ({} kernels: {} Halide, {} oneDNN, {} reference; plan {:.1f} us)\n",
                args.out, m.kernels, m.halide_kernels, m.dnnl_kernels, m.reference_kernels,

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/cublas_gemm.h"
 #include "codegen/kernel.h"
 
 namespace orch::schedule {
@@ -30,11 +31,13 @@ struct GpuTileConfig;
 
 namespace orch::codegen {
 
-/// One launch of a generated kernel: a 1-D grid of 1-D blocks.
+/// One launch of a generated kernel: a 1-D grid of 1-D blocks; or, with `gemm` set, a cuBLAS
+/// call (codegen/cublas_gemm.h), its kernel's only launch.
 struct CudaLaunch {
   std::string function;  // the extern "C" __global__ function's name
   int64_t blocks = 0;
   int threads = 0;
+  std::optional<GemmSpec> gemm;
 };
 
 /// The CUDA C of one kernel graph.
