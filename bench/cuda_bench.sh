@@ -16,6 +16,9 @@
 #   ORCH_CUDA_TIMEOUT=600                seconds one optimization may take
 #   ORCH_CUDA_RUNS=30                    timed runs per module, after warm-up
 #   ORCH_CUDA_GPU=h200                   the GPU description to plan for (--gpu)
+#   ORCH_CUDA_OPTIMIZE_FLAGS="--gpu-libraries none"   extra `orch optimize` flags for every
+#                                        module (that one: generated code only, no cuBLAS or
+#                                        cuDNN calls)
 #   ORCH_CUDA_VALIDATE=host              validate by running the CUDA code on the host instead
 #                                        (slow; for trying this script without a GPU)
 #   ORCH_CUDA_UNVALIDATED="greedy"       policies compiled without validation (the interpreter
@@ -29,6 +32,7 @@ jobs=${ORCH_CUDA_JOBS:-8}
 timeout_s=${ORCH_CUDA_TIMEOUT:-600}
 runs=${ORCH_CUDA_RUNS:-30}
 gpu=${ORCH_CUDA_GPU:-h200}
+optimize_flags=${ORCH_CUDA_OPTIMIZE_FLAGS:-}
 validate=--validate-on-gpu
 [ "${ORCH_CUDA_VALIDATE:-gpu}" = host ] && validate=""
 unvalidated=" ${ORCH_CUDA_UNVALIDATED:-} "
@@ -58,7 +62,7 @@ optimize_one() {
   [[ $unvalidated == *" $policy "* ]] && check=--no-validate
   rm -rf "${dir:?}/$policy"
   timeout --foreground "$timeout_s" "$orch" optimize "$dir/model.onnx" -o "$dir/$policy" --fusion "$policy" \
-    --target cuda --compile-only $check --gpu "$gpu" -q >"$dir/$policy.log" 2>&1
+    --target cuda --compile-only $check --gpu "$gpu" $optimize_flags -q >"$dir/$policy.log" 2>&1
   local rc=$?
   echo $((SECONDS - start)) >"$dir/$policy.seconds"
   if ((rc == 0)); then
@@ -68,7 +72,7 @@ optimize_one() {
   fi
 }
 export -f optimize_one
-export orch gpu timeout_s validate unvalidated
+export orch gpu timeout_s validate unvalidated optimize_flags
 for model in $models; do
   [ -s "$(folder "$model")/model.onnx" ] || continue
   for policy in $policies; do echo "$(folder "$model") $policy"; done

@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <numeric>
 
-#include "codegen/cublas_gemm.h"
 #include "codegen/cuda/cuda_source.h"
 #include "codegen/kernel.h"
 #include "driver/backend_check.h"
@@ -82,15 +81,17 @@ double cuda_kernel_flops(const Graph& kernel) {
   return cuda_flops(kernel, codegen::cuda_kernel_shape(kernel));
 }
 
-double cuda_cost_us(const Graph& kernel, const schedule::GpuMachine& gpu) {
+double cuda_cost_us(const Graph& kernel, const schedule::GpuMachine& gpu,
+                    const codegen::CudaLibraries& libraries) {
   // As the stitcher sees it, large constants as inputs: a product of weights is a GEMM too.
   std::vector<NodeId> members(kernel.num_nodes());
   std::iota(members.begin(), members.end(), 0);
-  if (std::optional<codegen::GemmSpec> g =
-          codegen::gemm_spec(cuda_kernel_graph(kernel, members, kernel.outputs()))) {
+  if (std::optional<codegen::LibraryCall> call =
+          codegen::library_call(cuda_kernel_graph(kernel, members, kernel.outputs()), libraries)) {
+    double efficiency =
+        call->backend == "cublas" ? kCublasComputeEfficiency : kCudnnComputeEfficiency;
     double memory_us = profile::kernel_unavoidable_bytes(kernel) / (gpu.hbm_gbs * 1e3);
-    double flops = 2.0 * double(g->batch) * double(g->m) * double(g->n) * double(g->k);
-    double compute_us = flops / (gpu.peak_fp32_gflops * 1e3 * kCublasComputeEfficiency);
+    double compute_us = profile::kernel_flops(kernel) / (gpu.peak_fp32_gflops * 1e3 * efficiency);
     return kCudaLaunchUs + std::max(memory_us, compute_us);
   }
   codegen::CudaKernelShape shape = codegen::cuda_kernel_shape(kernel);

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "candidates/candidates.h"
+#include "codegen/cuda/cuda_source.h"
 #include "ir/graph.h"
 #include "schedule/gpu/gpu_machine.h"
 #include "stitch/stitch.h"
@@ -68,12 +69,18 @@ double cuda_kernel_flops(const Graph& kernel);
 /// run at well over half the peak; small ones are bound by their launch and memory terms).
 inline constexpr double kCublasComputeEfficiency = 0.5;
 
+/// The same for a cuDNN convolution (codegen/cudnn_conv.h), lower: small-channel and depthwise
+/// convolutions, common in the zoo, keep cuDNN's kernels far from the peak.
+inline constexpr double kCudnnComputeEfficiency = 0.3;
+
 /// Estimated latency of `kernel` (a kernel graph the generator accepts once its large constants
 /// are inputs; they count the same either way) on `gpu`: kCudaLaunchUs per launch
 /// of its generated code, plus the slower of its memory traffic (inputs, constants, outputs and
 /// its scratch written and read once, at HBM bandwidth) and its cuda_kernel_flops at
-/// kCudaComputeEfficiency of the peak. A kernel the stitcher runs as a cuBLAS GEMM: one launch,
-/// its FLOPs at kCublasComputeEfficiency.
-double cuda_cost_us(const Graph& kernel, const schedule::GpuMachine& gpu);
+/// kCudaComputeEfficiency of the peak. A kernel the stitcher runs as a cuBLAS GEMM or a cuDNN
+/// convolution (codegen::library_call among `libraries`): one launch, its FLOPs at
+/// kCublasComputeEfficiency or kCudnnComputeEfficiency.
+double cuda_cost_us(const Graph& kernel, const schedule::GpuMachine& gpu,
+                    const codegen::CudaLibraries& libraries = {});
 
 }  // namespace orch::driver

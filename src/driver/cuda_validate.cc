@@ -9,6 +9,7 @@
 #include "codegen/cublas_gemm.h"
 #include "codegen/cuda/cuda_emulate.h"
 #include "codegen/cuda/cuda_source.h"
+#include "codegen/cudnn_conv.h"
 #include "driver/optimize.h"
 #include "interp/interpreter.h"
 #include "interp/random_inputs.h"
@@ -66,6 +67,17 @@ void run_gemm(const codegen::GemmSpec& gemm, std::span<void* const> args, size_t
   codegen::sgemm_strided_batched(g, operands[g.first], operands[g.second], c);
 }
 
+// A cuDNN launch as its documented cross-correlation computes it, from the descriptor
+// arguments the runtime gives cuDNN.
+void run_conv(const codegen::ConvSpec& conv, std::span<void* const> args,
+              const std::vector<KernelValue>& inputs, const KernelValue& output) {
+  codegen::CudnnConvArgs a = codegen::cudnn_arguments(conv, inputs[conv.x].type.shape,
+                                                      inputs[conv.w].type.shape, output.type.shape);
+  codegen::cross_correlation(a, static_cast<const float*>(args[conv.x]),
+                             static_cast<const float*>(args[conv.w]),
+                             static_cast<float*>(args[inputs.size()]));
+}
+
 }  // namespace
 
 void validate_cuda_module_on_host(const std::string& dir, const Graph& graph, uint64_t seed) {
@@ -81,7 +93,7 @@ void validate_cuda_module_on_host(const std::string& dir, const Graph& graph, ui
   std::vector<codegen::HostFunction> functions;
   for (size_t k = 0; k < layout.kernels.size(); ++k)
     for (const runtime::LaunchSpec& l : layout.launches[k])
-      if (!l.gemm)
+      if (!l.gemm && !l.conv)
         functions.push_back({l.function, static_cast<int>(layout.kernel_inputs[k].size() +
                                                           layout.kernel_outputs[k].size() + 1)});
   codegen::HostKernels kernels(source.substr(prelude.size()), functions);
@@ -122,6 +134,9 @@ void validate_cuda_module_on_host(const std::string& dir, const Graph& graph, ui
                        for (const runtime::LaunchSpec& l : layout.launches[k])
                          if (l.gemm)
                            run_gemm(*l.gemm, args, layout.kernel_inputs[k].size());
+                         else if (l.conv)
+                           run_conv(*l.conv, args, layout.kernel_inputs[k],
+                                    layout.kernel_outputs[k][0]);
                          else
                            kernels.launch({l.function, l.blocks, l.threads}, args);
                        std::vector<Tensor> written;

@@ -227,6 +227,13 @@ InModulePlan run_module_rounds(const TunedModel& tuned, const fs::path& out,
 
 }  // namespace
 
+// The stitcher's options for a CUDA module: the libraries its plan was costed with.
+stitch::StitchOptions cuda_stitch_options(const OptimizeOptions& options) {
+  stitch::StitchOptions o = options.stitch;
+  o.cuda_libraries = options.tune.cuda_libraries;
+  return o;
+}
+
 stitch::StitchResult build_module(const Graph& graph, const OrchestrationProblem& problem,
                                   const Plan& plan, std::span<const codegen::KernelChoice> choices,
                                   const std::string& out_dir, const OptimizeOptions& options) {
@@ -239,7 +246,7 @@ stitch::StitchResult build_module(const Graph& graph, const OrchestrationProblem
   try {
     result = options.tune.target == Target::cuda
                  ? stitch::stitch_cuda(graph, problem, plan, choices, temp.string(),
-                                       target_gpu(options.tune.gpu), options.stitch)
+                                       target_gpu(options.tune.gpu), cuda_stitch_options(options))
                  : stitch::stitch(graph, problem, plan, choices, temp.string(), options.stitch);
   } catch (...) {
     std::error_code ignored;

@@ -69,6 +69,9 @@ struct TuneOptions {
   /// description file, cuda_target.h); needs `analytic` (no GPU profiler yet).
   Target target = Target::cpu;
   std::string gpu = "h200";
+  /// cuda: the vendor libraries lone MatMuls and convolutions may call (the stitcher gets the
+  /// same set: optimize copies it into StitchOptions).
+  codegen::CudaLibraries cuda_libraries;
   bool prune = false;       // with exhaustive: skip candidates the roofline bound rules out
   int max_primitives = 32;  // candidate size cap (FeasibilityRules::max_primitives)
   /// Convolutions one oneDNN kernel may chain, keeping its blocked layouts between them (CPU

@@ -116,10 +116,11 @@ void cost_analytically(std::vector<UniqueKernel>& unique, double call_us) {
   }
 }
 
-void cost_on_gpu(std::vector<UniqueKernel>& unique, const schedule::GpuMachine& gpu) {
+void cost_on_gpu(std::vector<UniqueKernel>& unique, const schedule::GpuMachine& gpu,
+                 const codegen::CudaLibraries& libraries) {
   for (UniqueKernel& u : unique) {
     u.known = true;
-    u.cost_us = cuda_cost_us(u.kernel, gpu);
+    u.cost_us = cuda_cost_us(u.kernel, gpu, libraries);
     u.choice = {.backend = "cuda", .config = "", .cost_us = u.cost_us};
   }
 }

@@ -144,7 +144,8 @@ bool fallback_only(const UniqueKernel& u, const std::vector<profile::TuningRecor
 void cost_analytically(std::vector<UniqueKernel>& unique, double call_us);
 
 /// Analytic CUDA costs (cuda_cost_us) on `gpu`, every kernel generated as CUDA C.
-void cost_on_gpu(std::vector<UniqueKernel>& unique, const schedule::GpuMachine& gpu);
+void cost_on_gpu(std::vector<UniqueKernel>& unique, const schedule::GpuMachine& gpu,
+                 const codegen::CudaLibraries& libraries);
 
 /// The database's machine column: this machine, plus how it was measured when not the default.
 std::string measurement_key(const TuneOptions& options);

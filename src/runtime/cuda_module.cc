@@ -10,6 +10,7 @@
 #include "ir/error.h"
 #include "runtime/cublas.h"
 #include "runtime/cuda_driver.h"
+#include "runtime/cudnn.h"
 #include "runtime/module_manifest.h"
 
 namespace orch::runtime {
@@ -93,7 +94,10 @@ struct CudaModule::Impl {
   void* graph = nullptr;  // the launch sequence, captured at the first graph launch
   void* graph_exec = nullptr;
   bool use_graph = false;
-  std::unique_ptr<Cublas> cublas;  // when a kernel is a GEMM
+  std::unique_ptr<Cublas> cublas;                   // when a kernel is a GEMM
+  std::unique_ptr<Cudnn> cudnn;                     // when a kernel is a convolution
+  std::vector<std::unique_ptr<Cudnn::Conv>> convs;  // per kernel: null unless a convolution
+  DeviceBuffer workspace;                           // the largest any convolution needs
 
   ~Impl() {
     if (context == nullptr) return;
@@ -102,9 +106,11 @@ struct CudaModule::Impl {
     if (graph_exec != nullptr) d->graph_exec_destroy(graph_exec);
     if (graph != nullptr) d->graph_destroy(graph);
     cublas.reset();
+    convs.clear();
+    cudnn.reset();
     if (stream != nullptr) d->stream_destroy(stream);
     if (module != nullptr) d->module_unload(module);
-    arena = {}, weights = {}, scratch = {};
+    arena = {}, weights = {}, scratch = {}, workspace = {};
     inputs.clear(), outputs.clear();
     d->primary_ctx_release(device);
   }
@@ -140,6 +146,12 @@ struct CudaModule::Impl {
                       pointers[layout.kernel_inputs[k].size()], layout.kernels[k].name);
         continue;
       }
+      if (l.conv) {
+        cudnn->forward(*convs[k], pointers[l.conv->x], pointers[l.conv->w],
+                       pointers[layout.kernel_inputs[k].size()], workspace.pointer,
+                       layout.kernels[k].name);
+        continue;
+      }
       cuda_check(*d,
                  d->launch_kernel(functions[k][i], static_cast<unsigned>(l.blocks), 1, 1,
                                   static_cast<unsigned>(l.threads), 1, 1, 0, stream, params.data(),
@@ -153,9 +165,9 @@ struct CudaModule::Impl {
   }
 
   void capture() {
-    // cuBLAS allocates its workspace at its first call on a handle, which a capture forbids:
-    // one plain run first.
-    if (cublas) launch_all();
+    // cuBLAS allocates its workspace at its first call on a handle, and cuDNN may load its
+    // kernels at their first use, which a capture forbids: one plain run first.
+    if (cublas || cudnn) launch_all();
     cuda_check(*d, d->stream_begin_capture(stream, kCaptureThreadLocal), "capturing a CUDA graph");
     try {
       launch_all();
@@ -216,12 +228,26 @@ CudaModule CudaModule::load(const std::string& dir, int device) {
   std::string cubin = read_file(root / layout.library_file);
   cuda_check(*d, d->module_load_data(&impl->module, cubin.data()),
              fmt::format("{}: loading {}", dir, layout.library_file));
+  int64_t workspace_bytes = 0;
   for (size_t k = 0; k < layout.kernels.size(); ++k) {
     impl->functions.emplace_back();
+    impl->convs.emplace_back();
     for (const LaunchSpec& l : layout.launches[k]) {
       void* function = nullptr;
       if (l.gemm) {
         if (!impl->cublas) impl->cublas = std::make_unique<Cublas>(impl->stream);
+        impl->functions.back().push_back(nullptr);
+        continue;
+      }
+      if (l.conv) {
+        if (!impl->cudnn) impl->cudnn = std::make_unique<Cudnn>(impl->stream);
+        const std::vector<KernelValue>& in = layout.kernel_inputs[k];
+        impl->convs.back() = impl->cudnn->prepare(
+            codegen::cudnn_arguments(*l.conv, in[l.conv->x].type.shape, in[l.conv->w].type.shape,
+                                     layout.kernel_outputs[k][0].type.shape),
+            layout.kernels[k].name);
+        workspace_bytes =
+            std::max(workspace_bytes, static_cast<int64_t>(impl->convs.back()->workspace_bytes()));
         impl->functions.back().push_back(nullptr);
         continue;
       }
@@ -239,6 +265,7 @@ CudaModule CudaModule::load(const std::string& dir, int device) {
     cuda_check(*d, d->memcpy_htod(impl->weights.pointer, weights.data(), weights.size()),
                "copying the weights");
   impl->arena = DeviceBuffer(*d, layout.arena_bytes, "allocating the arena");
+  impl->workspace = DeviceBuffer(*d, workspace_bytes, "allocating cuDNN's workspace");
   impl->scratch = DeviceBuffer(*d, layout.scratch_bytes, "allocating the scratch buffer");
   for (const TensorSpec& s : layout.inputs)
     impl->inputs.emplace_back(

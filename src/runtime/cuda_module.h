@@ -1,8 +1,10 @@
 // A CUDA module (orch optimize --target cuda) on an NVIDIA GPU: the cubin loaded through the
 // driver API, the weights copied to the device once, one arena and one scratch buffer, and the
 // kernels' launches issued in plan order on a stream of the module's own, or replayed as one
-// CUDA graph captured from that sequence (set_graph). Checked on an H200 (issue #15,
-// 2026-12-04), except the graph, written since without a GPU to run it on.
+// CUDA graph captured from that sequence (set_graph). A kernel that is one GEMM or convolution
+// calls cuBLAS or cuDNN (runtime/cublas.h, runtime/cudnn.h) on the same stream. Checked on an
+// H200 (issue #15, 2026-12-04), except the graph and the library calls, written since without
+// a GPU to run them on.
 #pragma once
 
 #include <memory>

@@ -183,7 +183,36 @@ codegen::GemmSpec gemm_spec(const Reader& r, const json& g, const std::string& k
   return s;
 }
 
-// A CUDA kernel's launches: at least one, each within CUDA's grid and block limits; or one GEMM.
+// A "conv" launch: its geometry and operands, which must fit the kernel's values.
+codegen::ConvSpec conv_spec(const Reader& r, const json& c, const std::string& kernel,
+                            const std::vector<KernelValue>& inputs,
+                            const std::vector<KernelValue>& outputs) {
+  constexpr int64_t kIntMax = std::numeric_limits<int>::max();
+  auto ints = [&](const char* name) {
+    std::vector<int64_t> v;
+    for (const json& e : r.array(c, name)) v.push_back(r.number(e, name, 0, kIntMax));
+    return v;
+  };
+  codegen::ConvSpec s{ints("pads"),
+                      ints("strides"),
+                      ints("dilations"),
+                      r.integer(c, "group", 1, kIntMax),
+                      static_cast<int>(r.integer(c, "x", 0, kIntMax)),
+                      static_cast<int>(r.integer(c, "w", 0, kIntMax))};
+  std::vector<TensorType> in_types, out_types;
+  for (const KernelValue& v : inputs) {
+    check(v.channel_block == 0, "{}: kernel {} reads a channel-blocked value", r.path(), kernel);
+    in_types.push_back(v.type);
+  }
+  for (const KernelValue& v : outputs) out_types.push_back(v.type);
+  std::string why = codegen::conv_mismatch(s, in_types, out_types);
+  check(why.empty(), "{}: kernel {}'s convolution does not fit its values: {}", r.path(), kernel,
+        why);
+  return s;
+}
+
+// A CUDA kernel's launches: at least one, each within CUDA's grid and block limits; or one
+// library call (a GEMM or a convolution).
 std::vector<LaunchSpec> launch_specs(const Reader& r, const json& k,
                                      const std::vector<KernelValue>& inputs,
                                      const std::vector<KernelValue>& outputs) {
@@ -191,17 +220,22 @@ std::vector<LaunchSpec> launch_specs(const Reader& r, const json& k,
   std::vector<LaunchSpec> launches;
   for (const json& l : r.array(k, "launches")) {
     if (l.is_object() && l.contains("gemm")) {
-      launches.push_back({"", 0, 0, gemm_spec(r, l.at("gemm"), name, inputs, outputs)});
+      launches.push_back({.gemm = gemm_spec(r, l.at("gemm"), name, inputs, outputs)});
+      continue;
+    }
+    if (l.is_object() && l.contains("conv")) {
+      launches.push_back({.conv = conv_spec(r, l.at("conv"), name, inputs, outputs)});
       continue;
     }
     launches.push_back({r.text(l, "function"), r.integer(l, "blocks", 1, (int64_t{1} << 31) - 1),
-                        static_cast<int>(r.integer(l, "threads", 1, 1024)), std::nullopt});
+                        static_cast<int>(r.integer(l, "threads", 1, 1024))});
   }
   check(!launches.empty(), "{}: CUDA kernel {} has no launches", r.path(), name);
-  bool gemm = std::any_of(launches.begin(), launches.end(),
-                          [](const LaunchSpec& l) { return l.gemm.has_value(); });
-  check(!gemm || launches.size() == 1, "{}: CUDA kernel {} has a GEMM among other launches",
-        r.path(), name);
+  bool library = std::any_of(launches.begin(), launches.end(), [](const LaunchSpec& l) {
+    return l.gemm.has_value() || l.conv.has_value();
+  });
+  check(!library || launches.size() == 1,
+        "{}: CUDA kernel {} has a library call among other launches", r.path(), name);
   return launches;
 }
 
@@ -265,7 +299,8 @@ ModuleLayout parse_manifest(std::string_view text, const std::string& path) {
     for (const KernelValue& kv : layout.kernel_outputs.back())
       spec.outputs.push_back({kv.value, kv.type});
     if (cuda) {
-      check((spec.backend == "cuda" || spec.backend == "cublas") && !r.boolean(k, "external"),
+      check((spec.backend == "cuda" || spec.backend == "cublas" || spec.backend == "cudnn") &&
+                !r.boolean(k, "external"),
             "{}: kernel {} of a CUDA module has backend '{}'", path, spec.name, spec.backend);
       layout.launches.push_back(
           launch_specs(r, k, layout.kernel_inputs.back(), layout.kernel_outputs.back()));

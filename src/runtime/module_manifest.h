@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "codegen/cublas_gemm.h"
+#include "codegen/cudnn_conv.h"
 #include "orch/module.h"
 #include "runtime/module_format.h"
 
@@ -38,6 +39,8 @@ struct LaunchSpec {
   /// A cuBLAS GEMM instead of a function (its kernel's only launch), checked against its
   /// kernel's input and output types.
   std::optional<codegen::GemmSpec> gemm;
+  /// A cuDNN convolution instead (likewise its kernel's only launch).
+  std::optional<codegen::ConvSpec> conv;
 };
 
 /// What the manifest says, every location checked to lie inside its region.

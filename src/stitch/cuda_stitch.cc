@@ -103,11 +103,11 @@ StitchResult stitch_cuda(const Graph& graph, const OrchestrationProblem& problem
   std::vector<std::optional<schedule::ScoredGpuConfig>> configs = best_configs(kernels, gpu);
   for (size_t i = 0; i < kernels.size(); ++i) {
     StitchedKernel& k = kernels[i];
-    if (std::optional<codegen::GemmSpec> gemm = codegen::gemm_spec(k.graph)) {
-      // A lone product: cuBLAS's call rather than code that stages nothing in shared memory.
-      k.backend = k.choice.backend = k.choice.config = "cublas";
-      k.launches = {{.gemm = gemm}};
-      result.cublas_kernels += 1;
+    if (std::optional<codegen::LibraryCall> call =
+            codegen::library_call(k.graph, options.cuda_libraries)) {
+      k.backend = k.choice.backend = k.choice.config = call->backend;
+      k.launches = {call->launch};
+      (call->backend == "cublas" ? result.cublas_kernels : result.cudnn_kernels) += 1;
       result.cuda_launches += 1;
       layout.kernels.push_back(std::move(k));
       continue;

@@ -77,6 +77,14 @@ json kernel_json(const StitchedKernel& k) {
                               {"trans_b", g->trans_b},
                               {"a", g->a},
                               {"b", g->b}}}});
+      else if (const std::optional<codegen::ConvSpec>& c = l.conv)
+        launches.push_back({{"conv",
+                             {{"pads", c->pads},
+                              {"strides", c->strides},
+                              {"dilations", c->dilations},
+                              {"group", c->group},
+                              {"x", c->x},
+                              {"w", c->w}}}});
       else
         launches.push_back(
             {{"function", l.function}, {"blocks", l.blocks}, {"threads", l.threads}});
@@ -168,10 +176,11 @@ std::string report_markdown(const ModuleLayout& layout, const StitchResult& resu
   std::string text = fmt::format("# orch module: {}\n\n", layout.model);
   if (layout.target == "cuda")
     text += fmt::format(
-        "{} CUDA kernels ({} of them cuBLAS GEMMs; {} launches) for sm_{} ({}), compiled only: "
-        "costs are analytic estimates, nothing was measured. Plan objective {:.1f} us ({}).\n\n",
-        layout.kernels.size(), result.cublas_kernels, result.cuda_launches, layout.sm_arch,
-        layout.gpu, layout.objective_us,
+        "{} CUDA kernels ({} of them cuBLAS GEMMs, {} cuDNN convolutions; {} launches) for sm_{} "
+        "({}), compiled only: costs are analytic estimates, nothing was measured. Plan objective "
+        "{:.1f} us ({}).\n\n",
+        layout.kernels.size(), result.cublas_kernels, result.cudnn_kernels, result.cuda_launches,
+        layout.sm_arch, layout.gpu, layout.objective_us,
         layout.optimal ? "optimal" : "time limit, not proven optimal");
   else
     text += fmt::format(

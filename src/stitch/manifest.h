@@ -64,14 +64,17 @@
 // build/, and these fields besides the above ("library" names the cubin):
 //     "target": "sm_90", "gpu": "<the GPU description's name>",
 //     "scratch_bytes": N,           // one device buffer every launch gets as its last argument
-//     "kernels": [{ ..., "backend": "cuda" | "cublas", "external": false,
-//         "config": "block=... thread=... reduce_step=... est_us=..." | "default" | "cublas",
+//     "kernels": [{ ..., "backend": "cuda" | "cublas" | "cudnn", "external": false,
+//         "config": "block=... thread=... reduce_step=... est_us=..." | "default" | "cublas"
+//             | "cudnn",
 //         "launches": [{"function", "blocks", "threads"}],   // in order, on one stream
 //         "scratch_bytes": N }]
 // Each launch's arguments: the kernel's inputs, then its outputs (device pointers at their
 // locations), then the scratch buffer. A "cublas" kernel has one launch instead,
 // {"gemm": {"batch", "m", "n", "k", "trans_a", "trans_b", "a", "b"}} (codegen::GemmSpec):
-// cublasSgemmStridedBatched on inputs a and b, writing its one output.
+// cublasSgemmStridedBatched on inputs a and b, writing its one output; a "cudnn" kernel
+// {"conv": {"pads", "strides", "dilations", "group", "x", "w"}} (codegen::ConvSpec):
+// cudnnConvolutionForward of inputs x and w, writing its one output.
 #pragma once
 
 #include "runtime/module_format.h"  // the file names, format and version (the runtime reads them)

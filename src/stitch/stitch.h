@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "codegen/choice.h"
+#include "codegen/cuda/cuda_source.h"
 #include "ir/graph.h"
 #include "orchestrate/orchestrate.h"
 #include "schedule/gpu/gpu_machine.h"
@@ -34,6 +35,8 @@ struct StitchOptions {
   /// With blocked_between_kernels: oneDNN kernels tuned in the model's layout move to the blocked
   /// one where the module can then store their tensors blocked (blocked_layout.h).
   bool relayout_convolutions = false;
+  /// CUDA modules: the vendor libraries lone MatMuls and convolutions may call.
+  codegen::CudaLibraries cuda_libraries;
 };
 
 /// What stitch() built.
@@ -44,6 +47,7 @@ struct StitchResult {
   int reference_kernels = 0;
   int cuda_kernels = 0;            // stitch_cuda: kernels generated as CUDA C
   int cublas_kernels = 0;          // stitch_cuda: kernels that are one cuBLAS GEMM call
+  int cudnn_kernels = 0;           // stitch_cuda: kernels that are one cuDNN convolution
   int cuda_launches = 0;           // launches on the stream: __global__ functions (one per
                                    // materialized value) and cuBLAS calls
   int64_t arena_bytes = 0;         // peak of the arena plan

@@ -256,7 +256,64 @@ TEST(ModuleManifest, RejectsAGemmThatDoesNotFitItsValues) {
   }
   json m = cublas_manifest();
   m["kernels"][0]["launches"].push_back(cuda_manifest()["kernels"][0]["launches"][0]);
-  EXPECT_NE(parse_error(m.dump()).find("has a GEMM among other launches"), std::string::npos);
+  EXPECT_NE(parse_error(m.dump()).find("has a library call among other launches"),
+            std::string::npos);
+}
+
+// The CUDA module's kernel as one cuDNN convolution: y [1,1,2,3] = conv(x [1,1,2,3], w [1,1,1,3]),
+// the 1x3 window padded by 1.
+json cudnn_manifest() {
+  json m = cuda_manifest();
+  json& k = m["kernels"][0];
+  k["backend"] = "cudnn";
+  m["inputs"][0]["shape"] = {1, 1, 2, 3};
+  m["outputs"][0]["shape"] = {1, 1, 2, 3};
+  k["inputs"][0]["shape"] = {1, 1, 2, 3};
+  k["inputs"][1]["shape"] = {1, 1, 1, 3};
+  k["outputs"][0]["shape"] = {1, 1, 2, 3};
+  k["launches"] = {{{"conv",
+                     {{"pads", {0, 1}},
+                      {"strides", {1, 1}},
+                      {"dilations", {1, 1}},
+                      {"group", 1},
+                      {"x", 0},
+                      {"w", 1}}}}};
+  return m;
+}
+
+TEST(ModuleManifest, ParsesACudnnConvolution) {
+  ModuleLayout layout = parse_manifest(cudnn_manifest().dump(), "m.json");
+  ASSERT_EQ(layout.launches.size(), 1u);
+  ASSERT_EQ(layout.launches[0].size(), 1u);
+  EXPECT_EQ(layout.launches[0][0].conv, (codegen::ConvSpec{{0, 1}, {1, 1}, {1, 1}, 1, 0, 1}));
+  EXPECT_EQ(layout.kernels[0].backend, "cudnn");
+}
+
+TEST(ModuleManifest, RejectsAConvolutionThatDoesNotFitItsValues) {
+  struct Case {
+    std::function<void(json&)> damage;
+    std::string message;
+  } cases[] = {
+      {[](json& c) {
+         c["pads"] = {0, 0};
+       },
+       "kernel k0's convolution does not fit its values: output dim 3 is 3, cuDNN's padding of "
+       "0 gives 1"},
+      {[](json& c) { c["group"] = 2; }, "are not a convolution of 2 groups"},
+      {[](json& c) { c["w"] = 5; }, "operands 0 and 5 of 2 inputs"},
+      {[](json& c) {
+         c["strides"] = {1, -1};
+       },
+       "field 'strides' is out of range"},
+      {[](json& c) { c["dilations"] = {1}; }, "are not 2 or 3 spatial dims"},
+      {[](json& c) { c.erase("x"); }, "missing field 'x'"},
+  };
+  for (const Case& c : cases) {
+    json m = cudnn_manifest();
+    c.damage(m["kernels"][0]["launches"][0]["conv"]);
+    std::string error = parse_error(m.dump());
+    EXPECT_NE(error.find(c.message), std::string::npos) << c.message << ": " << error;
+  }
 }
 
 TEST(ModuleManifest, RejectsWhatIsNotAManifest) {

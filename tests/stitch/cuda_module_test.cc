@@ -90,8 +90,9 @@ TEST_P(CudaModule, CompilesForSm90AndMatchesTheInterpreterOnTheHost) {
   build.tune = tune;
   stitch::StitchResult r =
       driver::build_module(tuned.graph, tuned.problem, tuned.plan, tuned.choices, dir, build);
-  EXPECT_EQ(r.cuda_kernels + r.cublas_kernels, static_cast<int>(tuned.plan.kernels.size()));
-  EXPECT_GE(r.cuda_launches, r.cuda_kernels + r.cublas_kernels);
+  const int kernels = r.cuda_kernels + r.cublas_kernels + r.cudnn_kernels;
+  EXPECT_EQ(kernels, static_cast<int>(tuned.plan.kernels.size()));
+  EXPECT_GE(r.cuda_launches, kernels);
 
   EXPECT_EQ(codegen::cubin_sm_arch(read_file(fs::path(dir) / "kernels.cubin")), 90);
   nlohmann::json manifest = nlohmann::json::parse(read_file(fs::path(dir) / "manifest.json"));
@@ -101,9 +102,9 @@ TEST_P(CudaModule, CompilesForSm90AndMatchesTheInterpreterOnTheHost) {
   std::string source = read_file(fs::path(dir) / "kernels.cu");
   for (const nlohmann::json& k : manifest.at("kernels"))
     for (const nlohmann::json& launch : k.at("launches")) {
-      if (launch.contains("gemm")) {
-        // The validation above ran it as cuBLAS would, with the runtime's arguments.
-        EXPECT_EQ(k.at("backend"), "cublas");
+      if (launch.contains("gemm") || launch.contains("conv")) {
+        // The validation above ran it as the library would, with the runtime's arguments.
+        EXPECT_EQ(k.at("backend"), launch.contains("gemm") ? "cublas" : "cudnn");
         EXPECT_EQ(k.at("launches").size(), 1u);
         continue;
       }
@@ -122,10 +123,10 @@ TEST_P(CudaModule, CompilesForSm90AndMatchesTheInterpreterOnTheHost) {
   }
   fs::remove_all(dir);
   fmt::print(
-      "{} at size {}: {} CUDA kernels, {} cuBLAS GEMMs, {} launches, plan {:.1f} us estimated, "
-      "{:.1f} s\n",
-      name, c.size, r.cuda_kernels, r.cublas_kernels, r.cuda_launches, tuned.plan.objective_us,
-      seconds_since(start));
+      "{} at size {}: {} CUDA kernels, {} cuBLAS GEMMs, {} cuDNN convolutions, {} launches, plan "
+      "{:.1f} us estimated, {:.1f} s\n",
+      name, c.size, r.cuda_kernels, r.cublas_kernels, r.cudnn_kernels, r.cuda_launches,
+      tuned.plan.objective_us, seconds_since(start));
 }
 
 INSTANTIATE_TEST_SUITE_P(Zoo, CudaModule, testing::ValuesIn(kCases),
@@ -157,14 +158,15 @@ TEST_P(CudaModulePublished, CompilesForSm90) {
   build.validate = false;
   stitch::StitchResult r =
       driver::build_module(tuned.graph, tuned.problem, tuned.plan, tuned.choices, dir, build);
-  EXPECT_EQ(r.cuda_kernels + r.cublas_kernels, static_cast<int>(tuned.plan.kernels.size()));
+  EXPECT_EQ(r.cuda_kernels + r.cublas_kernels + r.cudnn_kernels,
+            static_cast<int>(tuned.plan.kernels.size()));
   EXPECT_EQ(codegen::cubin_sm_arch(read_file(fs::path(dir) / "kernels.cubin")), 90);
   fs::remove_all(dir);
   fmt::print(
-      "{} (published shape): {} primitives, {} CUDA kernels, {} cuBLAS GEMMs, {} launches, plan "
-      "{:.1f} us estimated; tune {:.1f} s, stitch {:.1f} s\n",
-      model.name, tuned.graph.num_nodes(), r.cuda_kernels, r.cublas_kernels, r.cuda_launches,
-      tuned.plan.objective_us, tune_s, r.seconds);
+      "{} (published shape): {} primitives, {} CUDA kernels, {} cuBLAS GEMMs, {} cuDNN "
+      "convolutions, {} launches, plan {:.1f} us estimated; tune {:.1f} s, stitch {:.1f} s\n",
+      model.name, tuned.graph.num_nodes(), r.cuda_kernels, r.cublas_kernels, r.cudnn_kernels,
+      r.cuda_launches, tuned.plan.objective_us, tune_s, r.seconds);
 }
 
 INSTANTIATE_TEST_SUITE_P(Zoo, CudaModulePublished, testing::ValuesIn(zoo::all_models()),

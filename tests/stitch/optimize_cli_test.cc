@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <fstream>
 #include <regex>
 
 #include "../common/orch_cli.h"
@@ -86,6 +87,27 @@ TEST_F(OptimizeCli, CompilesTheExampleForCudaWithoutAGpu) {
   EXPECT_NE(r.output.find("compiled for CUDA"), std::string::npos) << r.output;
 }
 
+TEST_F(OptimizeCli, GpuLibrariesChooseWhatALoneMatMulCalls) {
+  std::string unavailable = codegen::nvrtc_unavailable();
+  if (!unavailable.empty()) GTEST_SKIP() << unavailable;
+  std::string model = std::string(ORCH_SOURCE_DIR) + "/examples/tiny_mlp.orch.txt";
+  // tiny_mlp's first MatMul reads a 2 KiB weight: a kernel of its own, cuBLAS's by default.
+  Outcome r = orch_cli(
+      fmt::format("optimize {} -o {} --target cuda --compile-only", model, path("default")));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("1 cuBLAS GEMMs and 0 cuDNN convolutions among them"), std::string::npos)
+      << r.output;
+  r = orch_cli(fmt::format("optimize {} -o {} --target cuda --compile-only --gpu-libraries none",
+                           model, path("none")));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("0 cuBLAS GEMMs and 0 cuDNN convolutions among them"), std::string::npos)
+      << r.output;
+  std::ifstream manifest(fs::path(path("none")) / "manifest.json");
+  std::string text((std::istreambuf_iterator<char>(manifest)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("\"launches\""), std::string::npos);
+  EXPECT_EQ(text.find("\"gemm\""), std::string::npos);
+}
+
 TEST_F(OptimizeCli, CudaTargetErrorsNameTheProblem) {
   std::string model = std::string(ORCH_SOURCE_DIR) + "/examples/tiny_mlp.orch.txt";
   struct Case {
@@ -95,6 +117,8 @@ TEST_F(OptimizeCli, CudaTargetErrorsNameTheProblem) {
       {"--target tpu --compile-only", "unknown target 'tpu'"},
       {"--target cuda --compile-only --gpu v100", "GPU 'v100'"},
       {"--validate-on-gpu", "--validate-on-gpu applies to --target cuda"},
+      {"--gpu-libraries cublas", "--gpu-libraries applies to --target cuda"},
+      {"--target cuda --compile-only --gpu-libraries cublas,mkl", "unknown GPU library 'mkl'"},
   };
   for (const Case& c : cases) {
     Outcome r = orch_cli(fmt::format("optimize {} -o {} {}", model, path("out"), c.flags));

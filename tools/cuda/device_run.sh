@@ -20,8 +20,12 @@ logs() { tar czf $OUT/logs.tgz --exclude='*.onnx' --exclude='*.bin' --exclude='*
 mkdir -p /tmp/ob && tar xJf .gpu/bundle.tar.xz -C /tmp/ob || exit 4
 N=$(find /usr/local /opt /usr/lib -name 'libnvrtc.so.13' 2>/dev/null | head -n 1)
 C=$(ldconfig -p | awk '/libcuda.so.1 /{print $NF; exit}')
-export ORCH_EXTRA_LIBS="$(dirname "${N:-/usr/local/cuda/lib64/x}"):$(dirname "${C:-/usr/local/nvidia/lib64/x}"):/usr/local/nvidia/lib64:/usr/local/cuda/lib64"
-echo "nvrtc=$N cuda=$C extra=$ORCH_EXTRA_LIBS" >> $OUT/gpu.txt
+# cuBLAS sits beside NVRTC in the toolkit; cuDNN may be elsewhere, or missing (then
+# --gpu-libraries cublas: ORCH_CUDA_OPTIMIZE_FLAGS below).
+D=$(find /usr/local /opt /usr/lib -name 'libcudnn.so.9' 2>/dev/null | head -n 1)
+export ORCH_EXTRA_LIBS="$(dirname "${N:-/usr/local/cuda/lib64/x}"):$(dirname "${C:-/usr/local/nvidia/lib64/x}"):$(dirname "${D:-/usr/local/cuda/lib64/x}"):/usr/local/nvidia/lib64:/usr/local/cuda/lib64"
+[ -n "$D" ] || export ORCH_CUDA_OPTIMIZE_FLAGS="--gpu-libraries cublas"
+echo "nvrtc=$N cuda=$C cudnn=$D extra=$ORCH_EXTRA_LIBS" >> $OUT/gpu.txt
 export ORCH_CUDA_GPU=machines/h200.json
 ORCH_CUDA_MODELS=transformer-tiny ORCH_CUDA_POLICIES=full bench/cuda_bench.sh /tmp/ob/orchw /tmp/smoke > $OUT/smoke.txt 2>&1
 cat /tmp/smoke/transformer-tiny/full.log /tmp/smoke/transformer-tiny/full.run.log >> $OUT/smoke.txt 2>&1

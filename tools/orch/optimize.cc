@@ -2,6 +2,7 @@
 // directory validated against the interpreter.
 #include <fmt/format.h>
 
+#include "codegen/cuda/cuda_source.h"
 #include "commands.h"
 #include "driver/optimize.h"
 #include "ir/error.h"
@@ -31,6 +32,7 @@ struct OptimizeArgs {
   bool no_relayout_convolutions = false;
   std::string target = "cpu";
   std::string gpu = "h200";
+  std::string gpu_libraries = "cublas,cudnn";
   bool compile_only = false;
   bool validate_on_gpu = false;
 };
@@ -60,6 +62,7 @@ void run_optimize(const OptimizeArgs& args) {
   options.tune.relayout_convolutions = !args.no_relayout_convolutions;
   options.tune.target = driver::parse_target(args.target);
   options.tune.gpu = args.gpu;
+  options.tune.cuda_libraries = codegen::parse_cuda_libraries(args.gpu_libraries);
   check(options.tune.target == driver::Target::cpu || args.compile_only,
         "--target cuda needs --compile-only: orch cannot measure CUDA kernels yet (no GPU "
         "profiler), so the plan uses analytic costs");
@@ -71,6 +74,8 @@ void run_optimize(const OptimizeArgs& args) {
   options.validate_on_gpu = args.validate_on_gpu;
   check(!args.validate_on_gpu || options.tune.target == driver::Target::cuda,
         "--validate-on-gpu applies to --target cuda");
+  check(args.gpu_libraries == "cublas,cudnn" || options.tune.target == driver::Target::cuda,
+        "--gpu-libraries applies to --target cuda");
   options.tune.warning = print_warning;
   if (!args.quiet) {
     options.log = [](std::string_view line) { fmt::print("{}\n", line); };
@@ -85,9 +90,10 @@ void run_optimize(const OptimizeArgs& args) {
   const stitch::StitchResult& m = r.module;
   if (options.tune.target == driver::Target::cuda)
     fmt::print(
-        "module: {} ({} CUDA kernels, {} cuBLAS GEMMs among them, {} launches, {}; plan {:.1f} "
-        "us estimated)\n",
-        args.out, m.kernels, m.cublas_kernels, m.cuda_launches, args.gpu, r.objective_us);
+        "module: {} ({} CUDA kernels, {} cuBLAS GEMMs and {} cuDNN convolutions among them, {} "
+        "launches, {}; plan {:.1f} us estimated)\n",
+        args.out, m.kernels, m.cublas_kernels, m.cudnn_kernels, m.cuda_launches, args.gpu,
+        r.objective_us);
   else
     fmt::print("module: {} ({} kernels: {} Halide, {} oneDNN, {} reference; plan {:.1f} us)\n",
                args.out, m.kernels, m.halide_kernels, m.dnnl_kernels, m.reference_kernels,
@@ -171,6 +177,9 @@ void add_optimize_command(CLI::App& app) {
   cmd->add_option("--gpu", args->gpu,
                   "With --target cuda: the GPU to plan and compile for, a description file or a "
                   "shipped name (h200, default; a100)");
+  cmd->add_option("--gpu-libraries", args->gpu_libraries,
+                  "With --target cuda: the vendor libraries a lone MatMul or convolution may "
+                  "call, cublas,cudnn (default), cublas, cudnn or none (generated code only)");
   cmd->add_flag("--compile-only", args->compile_only,
                 "Measure nothing on the target: plan with analytic costs (like --analytic) and "
                 "compile; a CUDA module is validated by running its code on the host unless "

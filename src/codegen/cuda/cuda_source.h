@@ -19,10 +19,13 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "codegen/cublas_gemm.h"
+#include "codegen/cudnn_conv.h"
 #include "codegen/kernel.h"
 
 namespace orch::schedule {
@@ -31,14 +34,37 @@ struct GpuTileConfig;
 
 namespace orch::codegen {
 
-/// One launch of a generated kernel: a 1-D grid of 1-D blocks; or, with `gemm` set, a cuBLAS
-/// call (codegen/cublas_gemm.h), its kernel's only launch.
+/// One launch of a generated kernel: a 1-D grid of 1-D blocks; or, with `gemm` or `conv` set,
+/// a cuBLAS or cuDNN call (codegen/cublas_gemm.h, codegen/cudnn_conv.h), its kernel's only
+/// launch.
 struct CudaLaunch {
   std::string function;  // the extern "C" __global__ function's name
   int64_t blocks = 0;
   int threads = 0;
   std::optional<GemmSpec> gemm;
+  std::optional<ConvSpec> conv;
 };
+
+/// Which vendor libraries a CUDA module may call (orch optimize --gpu-libraries).
+struct CudaLibraries {
+  bool cublas = true;
+  bool cudnn = true;
+};
+
+/// "cublas,cudnn", "cublas", "cudnn" or "none"; throws Error naming the accepted names.
+CudaLibraries parse_cuda_libraries(std::string_view list);
+
+/// A kernel one library call computes: its backend ("cublas" or "cudnn") and its launch.
+struct LibraryCall {
+  std::string backend;
+  CudaLaunch launch;
+};
+
+/// The library call among `allowed` that computes `kernel` (as the stitcher extracts it, large
+/// constants as inputs): cuBLAS for a lone MatMul (gemm_spec), cuDNN for a lone convolution
+/// (conv_spec), rather than generated code, which stages nothing in shared memory. nullopt for
+/// any other kernel.
+std::optional<LibraryCall> library_call(const Graph& kernel, const CudaLibraries& allowed);
 
 /// The CUDA C of one kernel graph.
 ///

@@ -1,0 +1,57 @@
+// A CUDA kernel that is one f32 convolution runs as a cuDNN call (cudnnConvolutionForward)
+// instead of generated code, which stages nothing in shared memory (driver/cuda_target.h).
+//
+// As with the GEMM (cublas_gemm.h): shared by the stitcher that finds such kernels (conv_spec),
+// the CUDA runtime that describes them to cuDNN (cudnn_arguments), and the host check of a CUDA
+// module (cross_correlation: cuDNN's documented forward convolution computed from the same
+// descriptor arguments, which checks their derivation against the interpreter without a GPU).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace orch::codegen {
+
+/// Y = conv(X, W) of a prim.Conv with 2 or 3 spatial dims, dense row-major f32: X [N, C, ...],
+/// W [M, C/group, ...], Y [N, M, ...]. `pads` are the leading pads (cuDNN pads both ends alike;
+/// conv_spec accepts a convolution only when that gives its output shape, which then reads the
+/// same windows). `x` and `w` are the kernel inputs holding X and W; Y is the kernel's only
+/// output.
+struct ConvSpec {
+  std::vector<int64_t> pads, strides, dilations;
+  int64_t group = 1;
+  int x = 0, w = 0;
+  bool operator==(const ConvSpec&) const = default;
+};
+
+/// The cuDNN convolution `kernel` is, when it is one: a single f32 prim.Conv writing the
+/// kernel's only output, both operands kernel inputs, 2 or 3 spatial dims, every extent within
+/// cuDNN's int. nullopt otherwise.
+std::optional<ConvSpec> conv_spec(const Graph& kernel);
+
+/// "" when `spec` fits tensors of these types (its kernel's inputs and outputs), otherwise why
+/// not: the runtime's check of a manifest before it hands cuDNN any pointer.
+std::string conv_mismatch(const ConvSpec& spec, std::span<const TensorType> inputs,
+                          std::span<const TensorType> outputs);
+
+/// The descriptor arguments of cudnnSetTensorNdDescriptor (x, y: dims and strides),
+/// cudnnSetFilterNdDescriptor (w: NCHW dims), cudnnSetConvolutionNdDescriptor (pads, filter
+/// strides, dilations; cross-correlation) and cudnnSetConvolutionGroupCount.
+struct CudnnConvArgs {
+  std::vector<int> x_dims, x_strides, w_dims, y_dims, y_strides;
+  std::vector<int> pads, strides, dilations;
+  int group = 1;
+};
+CudnnConvArgs cudnn_arguments(const ConvSpec& spec, const Shape& x, const Shape& w, const Shape& y);
+
+/// What cudnnConvolutionForward computes with `args` (alpha 1, beta 0; cuDNN's
+/// CUDNN_CROSS_CORRELATION: y[n, k, o] = sum over c < C/group and window r of
+/// x[n, g(k) C/group + c, o s + r d - p] w[k, c, r], zero outside x), on the host.
+void cross_correlation(const CudnnConvArgs& args, const float* x, const float* w, float* y);
+
+}  // namespace orch::codegen

@@ -1,0 +1,165 @@
+#include "runtime/cudnn.h"
+
+#include <dlfcn.h>
+#include <fmt/format.h>
+
+#include "ir/error.h"
+
+namespace orch::runtime {
+namespace {
+
+// cudnn_graph.h and cudnn_cnn.h: statuses and enums are ints, descriptors opaque pointers.
+constexpr int kFloat = 0;             // CUDNN_DATA_FLOAT
+constexpr int kNchw = 0;              // CUDNN_TENSOR_NCHW
+constexpr int kCrossCorrelation = 1;  // CUDNN_CROSS_CORRELATION
+constexpr int kFmaMath = 3;           // CUDNN_FMA_MATH: fp32 FMAs, never TF32 tensor cores
+constexpr size_t kMaxWorkspace = size_t{256} << 20;
+constexpr int kRequestedAlgorithms = 8;
+
+// cudnnConvolutionFwdAlgoPerf_t.
+struct AlgorithmPerf {
+  int algorithm;
+  int status;
+  float time;
+  size_t memory;
+  int determinism;
+  int math_type;
+  int reserved[3];
+};
+
+struct CudnnApi {
+  int (*create)(void** handle) = nullptr;
+  int (*destroy)(void* handle) = nullptr;
+  int (*set_stream)(void* handle, void* stream) = nullptr;
+  const char* (*error_string)(int status) = nullptr;
+  int (*create_tensor)(void** desc) = nullptr;
+  int (*destroy_tensor)(void* desc) = nullptr;
+  int (*set_tensor)(void* desc, int dtype, int rank, const int* dims, const int* strides) = nullptr;
+  int (*create_filter)(void** desc) = nullptr;
+  int (*destroy_filter)(void* desc) = nullptr;
+  int (*set_filter)(void* desc, int dtype, int format, int rank, const int* dims) = nullptr;
+  int (*create_conv)(void** desc) = nullptr;
+  int (*destroy_conv)(void* desc) = nullptr;
+  int (*set_conv)(void* desc, int spatial, const int* pads, const int* strides,
+                  const int* dilations, int mode, int dtype) = nullptr;
+  int (*set_group_count)(void* desc, int groups) = nullptr;
+  int (*set_math_type)(void* desc, int math) = nullptr;
+  int (*get_algorithm)(void* handle, void* x, void* w, void* conv, void* y, int requested,
+                       int* returned, AlgorithmPerf* perf) = nullptr;
+  int (*workspace_size)(void* handle, void* x, void* w, void* conv, void* y, int algorithm,
+                        size_t* bytes) = nullptr;
+  int (*forward)(void* handle, const void* alpha, void* x_desc, const void* x, void* w_desc,
+                 const void* w, void* conv, int algorithm, void* workspace, size_t workspace_bytes,
+                 const void* beta, void* y_desc, void* y) = nullptr;
+  std::string why;  // "" when loaded
+};
+
+template <typename Fn>
+void load(void* handle, const char* symbol, Fn& fn, std::string& why) {
+  fn = reinterpret_cast<Fn>(dlsym(handle, symbol));
+  if (fn == nullptr && why.empty()) why = fmt::format("libcudnn lacks {}", symbol);
+}
+
+CudnnApi load_api() {
+  CudnnApi api;
+  void* handle = dlopen("libcudnn.so.9", RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    api.why = "no cuDNN 9 (libcudnn.so.9 not found: add its folder to the library path)";
+    return api;
+  }
+  load(handle, "cudnnCreate", api.create, api.why);
+  load(handle, "cudnnDestroy", api.destroy, api.why);
+  load(handle, "cudnnSetStream", api.set_stream, api.why);
+  load(handle, "cudnnGetErrorString", api.error_string, api.why);
+  load(handle, "cudnnCreateTensorDescriptor", api.create_tensor, api.why);
+  load(handle, "cudnnDestroyTensorDescriptor", api.destroy_tensor, api.why);
+  load(handle, "cudnnSetTensorNdDescriptor", api.set_tensor, api.why);
+  load(handle, "cudnnCreateFilterDescriptor", api.create_filter, api.why);
+  load(handle, "cudnnDestroyFilterDescriptor", api.destroy_filter, api.why);
+  load(handle, "cudnnSetFilterNdDescriptor", api.set_filter, api.why);
+  load(handle, "cudnnCreateConvolutionDescriptor", api.create_conv, api.why);
+  load(handle, "cudnnDestroyConvolutionDescriptor", api.destroy_conv, api.why);
+  load(handle, "cudnnSetConvolutionNdDescriptor", api.set_conv, api.why);
+  load(handle, "cudnnSetConvolutionGroupCount", api.set_group_count, api.why);
+  load(handle, "cudnnSetConvolutionMathType", api.set_math_type, api.why);
+  load(handle, "cudnnGetConvolutionForwardAlgorithm_v7", api.get_algorithm, api.why);
+  load(handle, "cudnnGetConvolutionForwardWorkspaceSize", api.workspace_size, api.why);
+  load(handle, "cudnnConvolutionForward", api.forward, api.why);
+  return api;
+}
+
+const CudnnApi& api() {
+  static const CudnnApi loaded = load_api();
+  check(loaded.why.empty(), "{}", loaded.why);
+  return loaded;
+}
+
+void cudnn_check(int status, std::string_view what) {
+  if (status == 0) return;  // CUDNN_STATUS_SUCCESS
+  fail("{}: cuDNN status {} ({})", what, status, api().error_string(status));
+}
+
+}  // namespace
+
+Cudnn::Cudnn(void* stream) {
+  cudnn_check(api().create(&handle_), "creating a cuDNN handle");
+  cudnn_check(api().set_stream(handle_, stream), "binding cuDNN to the module's stream");
+}
+
+Cudnn::~Cudnn() {
+  if (handle_ != nullptr) api().destroy(handle_);
+}
+
+Cudnn::Conv::~Conv() {
+  const CudnnApi& a = api();
+  if (x_ != nullptr) a.destroy_tensor(x_);
+  if (y_ != nullptr) a.destroy_tensor(y_);
+  if (w_ != nullptr) a.destroy_filter(w_);
+  if (conv_ != nullptr) a.destroy_conv(conv_);
+}
+
+std::unique_ptr<Cudnn::Conv> Cudnn::prepare(const codegen::CudnnConvArgs& args,
+                                            std::string_view kernel) const {
+  const CudnnApi& a = api();
+  std::string what = fmt::format("describing kernel {}'s convolution to cuDNN", kernel);
+  std::unique_ptr<Conv> c(new Conv);
+  int rank = static_cast<int>(args.x_dims.size());
+  cudnn_check(a.create_tensor(&c->x_), what);
+  cudnn_check(a.set_tensor(c->x_, kFloat, rank, args.x_dims.data(), args.x_strides.data()), what);
+  cudnn_check(a.create_tensor(&c->y_), what);
+  cudnn_check(a.set_tensor(c->y_, kFloat, rank, args.y_dims.data(), args.y_strides.data()), what);
+  cudnn_check(a.create_filter(&c->w_), what);
+  cudnn_check(a.set_filter(c->w_, kFloat, kNchw, rank, args.w_dims.data()), what);
+  cudnn_check(a.create_conv(&c->conv_), what);
+  cudnn_check(a.set_conv(c->conv_, rank - 2, args.pads.data(), args.strides.data(),
+                         args.dilations.data(), kCrossCorrelation, kFloat),
+              what);
+  cudnn_check(a.set_group_count(c->conv_, args.group), what);
+  cudnn_check(a.set_math_type(c->conv_, kFmaMath), what);
+  AlgorithmPerf perf[kRequestedAlgorithms];
+  int returned = 0;
+  cudnn_check(a.get_algorithm(handle_, c->x_, c->w_, c->conv_, c->y_, kRequestedAlgorithms,
+                              &returned, perf),
+              what);
+  int chosen = -1;
+  for (int i = 0; i < returned && chosen < 0; ++i)
+    if (perf[i].status == 0 && perf[i].memory <= kMaxWorkspace) chosen = i;
+  check(chosen >= 0, "{}: no algorithm within {} MiB of workspace", what, kMaxWorkspace >> 20);
+  c->algorithm_ = perf[chosen].algorithm;
+  cudnn_check(
+      a.workspace_size(handle_, c->x_, c->w_, c->conv_, c->y_, c->algorithm_, &c->workspace_bytes_),
+      what);
+  return c;
+}
+
+void Cudnn::forward(const Conv& c, CuDevicePtr x, CuDevicePtr w, CuDevicePtr y,
+                    CuDevicePtr workspace, std::string_view kernel) const {
+  const float one = 1, zero = 0;
+  int status = api().forward(handle_, &one, c.x_, reinterpret_cast<const void*>(x), c.w_,
+                             reinterpret_cast<const void*>(w), c.conv_, c.algorithm_,
+                             reinterpret_cast<void*>(workspace), c.workspace_bytes_, &zero, c.y_,
+                             reinterpret_cast<void*>(y));
+  if (status != 0) cudnn_check(status, fmt::format("kernel {}'s convolution", kernel));
+}
+
+}  // namespace orch::runtime
