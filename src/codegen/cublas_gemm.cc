@@ -6,18 +6,13 @@
 #include <limits>
 #include <numeric>
 
+#include "codegen/kernel.h"
 #include "ir/attribute.h"
 
 namespace orch::codegen {
 namespace {
 
 constexpr int64_t kIntMax = std::numeric_limits<int>::max();
-
-// The kernel-input index of `v`, or -1 when it is not a kernel input.
-int input_index(const Graph& kernel, ValueId v) {
-  auto it = std::find(kernel.inputs().begin(), kernel.inputs().end(), v);
-  return it == kernel.inputs().end() ? -1 : static_cast<int>(it - kernel.inputs().begin());
-}
 
 // Whether node `n` is a prim.Transpose swapping the last two of its dims and no other.
 bool swaps_last_two(const Node& node) {
@@ -35,12 +30,12 @@ bool swaps_last_two(const Node& node) {
 // its last two dims that nothing else reads. Sets `index` and `transposed`; false otherwise.
 bool operand(const Graph& kernel, ValueId v, const std::vector<std::vector<NodeId>>& consumers,
              int& index, bool& transposed, int& absorbed) {
-  index = input_index(kernel, v);
+  index = kernel_input_index(kernel, v);
   transposed = false;
   if (index >= 0) return true;
   NodeId p = kernel.value(v).producer;
   if (p == kNoNode || !swaps_last_two(kernel.node(p)) || consumers[v].size() != 1) return false;
-  index = input_index(kernel, kernel.node(p).inputs[0]);
+  index = kernel_input_index(kernel, kernel.node(p).inputs[0]);
   transposed = true;
   absorbed += 1;
   return index >= 0;

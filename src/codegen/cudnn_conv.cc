@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "codegen/kernel.h"
 #include "ir/attribute.h"
 
 namespace orch::codegen {
@@ -14,11 +15,6 @@ namespace {
 // cuDNN's legacy API takes int dims and strides, and most of its algorithms address fewer than
 // 2^31 elements per tensor.
 constexpr int64_t kIntMax = std::numeric_limits<int>::max();
-
-int input_index(const Graph& kernel, ValueId v) {
-  auto it = std::find(kernel.inputs().begin(), kernel.inputs().end(), v);
-  return it == kernel.inputs().end() ? -1 : static_cast<int>(it - kernel.inputs().begin());
-}
 
 // Advances the multi-index `i` below `extent` (last dim fastest); false after the last one.
 bool next(std::vector<int>& i, std::span<const int> extent) {
@@ -35,9 +31,12 @@ std::optional<ConvSpec> conv_spec(const Graph& kernel) {
   if (kernel.outputs().size() != 1 || kernel.num_nodes() != 1) return std::nullopt;
   const Node& conv = kernel.node(0);
   if (conv.op != "prim.Conv" || conv.outputs[0] != kernel.outputs()[0]) return std::nullopt;
-  ConvSpec s{attr_ints(conv.attrs, "pads"),       attr_ints(conv.attrs, "strides"),
-             attr_ints(conv.attrs, "dilations"),  attr_int(conv.attrs, "group", 1),
-             input_index(kernel, conv.inputs[0]), input_index(kernel, conv.inputs[1])};
+  ConvSpec s{attr_ints(conv.attrs, "pads"),
+             attr_ints(conv.attrs, "strides"),
+             attr_ints(conv.attrs, "dilations"),
+             attr_int(conv.attrs, "group", 1),
+             kernel_input_index(kernel, conv.inputs[0]),
+             kernel_input_index(kernel, conv.inputs[1])};
   if (s.x < 0 || s.w < 0) return std::nullopt;  // a constant operand: cuDNN reads memory
   // Leading pads only: the trailing ones must be such that cuDNN's symmetric padding gives the
   // same output shape, which conv_mismatch checks.

@@ -86,4 +86,9 @@ std::string reject_kernel_sizes(const Graph& kernel) {
   return "";
 }
 
+int kernel_input_index(const Graph& kernel, ValueId v) {
+  auto it = std::find(kernel.inputs().begin(), kernel.inputs().end(), v);
+  return it == kernel.inputs().end() ? -1 : static_cast<int>(it - kernel.inputs().begin());
+}
+
 }  // namespace orch::codegen

@@ -34,6 +34,10 @@ Graph extract_kernel_with_weight_inputs(const Graph& graph, std::span<const Node
 /// generator's reject starts with.
 std::string reject_kernel_sizes(const Graph& kernel);
 
+/// The position of `v` among `kernel`'s inputs, or -1 when it is not one (a constant, or a value
+/// the kernel computes).
+int kernel_input_index(const Graph& kernel, ValueId v);
+
 /// A compiled kernel, ready to run many times.
 class Kernel {
  public:

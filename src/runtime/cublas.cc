@@ -1,9 +1,9 @@
 #include "runtime/cublas.h"
 
-#include <dlfcn.h>
 #include <fmt/format.h>
 
 #include "ir/error.h"
+#include "runtime/dl_symbols.h"
 
 namespace orch::runtime {
 namespace {
@@ -21,29 +21,23 @@ struct CublasApi {
   std::string why;  // "" when loaded
 };
 
-template <typename Fn>
-void load(void* handle, const char* symbol, Fn& fn, std::string& why) {
-  fn = reinterpret_cast<Fn>(dlsym(handle, symbol));
-  if (fn == nullptr && why.empty()) why = fmt::format("libcublas lacks {}", symbol);
-}
-
 CublasApi load_api() {
   CublasApi api;
-  void* handle = nullptr;
   // CUDA 13's, then 12's: the cubin's driver accepts either.
-  for (const char* name : {"libcublas.so.13", "libcublas.so.12", "libcublas.so"})
-    if ((handle = dlopen(name, RTLD_NOW | RTLD_LOCAL)) != nullptr) break;
+  void* handle = open_first({"libcublas.so.13", "libcublas.so.12", "libcublas.so"});
   if (handle == nullptr) {
     api.why =
         "no cuBLAS (libcublas.so.13 not found: add the CUDA toolkit's lib64 to the "
         "library path)";
     return api;
   }
-  load(handle, "cublasCreate_v2", api.create, api.why);
-  load(handle, "cublasDestroy_v2", api.destroy, api.why);
-  load(handle, "cublasSetStream_v2", api.set_stream, api.why);
-  load(handle, "cublasSgemmStridedBatched", api.sgemm_strided_batched, api.why);
-  load(handle, "cublasGetStatusString", api.status_string, api.why);
+  std::string missing;
+  load_symbol(handle, "cublasCreate_v2", api.create, missing);
+  load_symbol(handle, "cublasDestroy_v2", api.destroy, missing);
+  load_symbol(handle, "cublasSetStream_v2", api.set_stream, missing);
+  load_symbol(handle, "cublasSgemmStridedBatched", api.sgemm_strided_batched, missing);
+  load_symbol(handle, "cublasGetStatusString", api.status_string, missing);
+  if (!missing.empty()) api.why = fmt::format("libcublas lacks {}", missing);
   return api;
 }
 

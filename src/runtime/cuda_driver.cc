@@ -1,19 +1,12 @@
 #include "runtime/cuda_driver.h"
 
-#include <dlfcn.h>
 #include <fmt/format.h>
 
 #include "ir/error.h"
+#include "runtime/dl_symbols.h"
 
 namespace orch::runtime {
 namespace {
-
-template <typename Fn>
-bool load(void* handle, const char* symbol, Fn& fn, std::string& missing) {
-  fn = reinterpret_cast<Fn>(dlsym(handle, symbol));
-  if (fn == nullptr && missing.empty()) missing = symbol;
-  return fn != nullptr;
-}
 
 struct Loaded {
   CudaDriver driver;
@@ -22,8 +15,7 @@ struct Loaded {
 
 Loaded load_driver() {
   Loaded l;
-  void* handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) handle = dlopen("libcuda.so", RTLD_NOW | RTLD_LOCAL);
+  void* handle = open_first({"libcuda.so.1", "libcuda.so"});
   if (handle == nullptr) {
     l.why = "no CUDA driver (libcuda.so.1 not found: is the NVIDIA driver installed?)";
     return l;
@@ -31,37 +23,37 @@ Loaded load_driver() {
   // The driver stays loaded: unloading it after cuInit is not supported.
   CudaDriver& d = l.driver;
   std::string missing;
-  load(handle, "cuInit", d.init, missing);
-  load(handle, "cuDeviceGetCount", d.device_count, missing);
-  load(handle, "cuDeviceGet", d.device_get, missing);
-  load(handle, "cuDeviceGetAttribute", d.device_attribute, missing);
-  load(handle, "cuDevicePrimaryCtxRetain", d.primary_ctx_retain, missing);
-  load(handle, "cuDevicePrimaryCtxRelease_v2", d.primary_ctx_release, missing);
-  load(handle, "cuCtxSetCurrent", d.ctx_set_current, missing);
-  load(handle, "cuCtxSynchronize", d.ctx_synchronize, missing);
-  load(handle, "cuModuleLoadData", d.module_load_data, missing);
-  load(handle, "cuModuleUnload", d.module_unload, missing);
-  load(handle, "cuModuleGetFunction", d.module_get_function, missing);
-  load(handle, "cuMemAlloc_v2", d.mem_alloc, missing);
-  load(handle, "cuMemFree_v2", d.mem_free, missing);
-  load(handle, "cuMemcpyHtoD_v2", d.memcpy_htod, missing);
-  load(handle, "cuMemcpyDtoH_v2", d.memcpy_dtoh, missing);
-  load(handle, "cuLaunchKernel", d.launch_kernel, missing);
-  load(handle, "cuEventCreate", d.event_create, missing);
-  load(handle, "cuEventRecord", d.event_record, missing);
-  load(handle, "cuEventSynchronize", d.event_synchronize, missing);
-  load(handle, "cuEventElapsedTime", d.event_elapsed_ms, missing);
-  load(handle, "cuEventDestroy_v2", d.event_destroy, missing);
-  load(handle, "cuGetErrorString", d.error_string, missing);
+  load_symbol(handle, "cuInit", d.init, missing);
+  load_symbol(handle, "cuDeviceGetCount", d.device_count, missing);
+  load_symbol(handle, "cuDeviceGet", d.device_get, missing);
+  load_symbol(handle, "cuDeviceGetAttribute", d.device_attribute, missing);
+  load_symbol(handle, "cuDevicePrimaryCtxRetain", d.primary_ctx_retain, missing);
+  load_symbol(handle, "cuDevicePrimaryCtxRelease_v2", d.primary_ctx_release, missing);
+  load_symbol(handle, "cuCtxSetCurrent", d.ctx_set_current, missing);
+  load_symbol(handle, "cuCtxSynchronize", d.ctx_synchronize, missing);
+  load_symbol(handle, "cuModuleLoadData", d.module_load_data, missing);
+  load_symbol(handle, "cuModuleUnload", d.module_unload, missing);
+  load_symbol(handle, "cuModuleGetFunction", d.module_get_function, missing);
+  load_symbol(handle, "cuMemAlloc_v2", d.mem_alloc, missing);
+  load_symbol(handle, "cuMemFree_v2", d.mem_free, missing);
+  load_symbol(handle, "cuMemcpyHtoD_v2", d.memcpy_htod, missing);
+  load_symbol(handle, "cuMemcpyDtoH_v2", d.memcpy_dtoh, missing);
+  load_symbol(handle, "cuLaunchKernel", d.launch_kernel, missing);
+  load_symbol(handle, "cuEventCreate", d.event_create, missing);
+  load_symbol(handle, "cuEventRecord", d.event_record, missing);
+  load_symbol(handle, "cuEventSynchronize", d.event_synchronize, missing);
+  load_symbol(handle, "cuEventElapsedTime", d.event_elapsed_ms, missing);
+  load_symbol(handle, "cuEventDestroy_v2", d.event_destroy, missing);
+  load_symbol(handle, "cuGetErrorString", d.error_string, missing);
   // Streams and graphs: in every driver since CUDA 11.4 (cuGraphInstantiateWithFlags).
-  load(handle, "cuStreamCreate", d.stream_create, missing);
-  load(handle, "cuStreamDestroy_v2", d.stream_destroy, missing);
-  load(handle, "cuStreamBeginCapture_v2", d.stream_begin_capture, missing);
-  load(handle, "cuStreamEndCapture", d.stream_end_capture, missing);
-  load(handle, "cuGraphInstantiateWithFlags", d.graph_instantiate, missing);
-  load(handle, "cuGraphLaunch", d.graph_launch, missing);
-  load(handle, "cuGraphExecDestroy", d.graph_exec_destroy, missing);
-  load(handle, "cuGraphDestroy", d.graph_destroy, missing);
+  load_symbol(handle, "cuStreamCreate", d.stream_create, missing);
+  load_symbol(handle, "cuStreamDestroy_v2", d.stream_destroy, missing);
+  load_symbol(handle, "cuStreamBeginCapture_v2", d.stream_begin_capture, missing);
+  load_symbol(handle, "cuStreamEndCapture", d.stream_end_capture, missing);
+  load_symbol(handle, "cuGraphInstantiateWithFlags", d.graph_instantiate, missing);
+  load_symbol(handle, "cuGraphLaunch", d.graph_launch, missing);
+  load_symbol(handle, "cuGraphExecDestroy", d.graph_exec_destroy, missing);
+  load_symbol(handle, "cuGraphDestroy", d.graph_destroy, missing);
   if (!missing.empty()) {
     l.why = fmt::format("the CUDA driver lacks {}", missing);
     return l;

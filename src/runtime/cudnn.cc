@@ -1,9 +1,9 @@
 #include "runtime/cudnn.h"
 
-#include <dlfcn.h>
 #include <fmt/format.h>
 
 #include "ir/error.h"
+#include "runtime/dl_symbols.h"
 
 namespace orch::runtime {
 namespace {
@@ -54,37 +54,33 @@ struct CudnnApi {
   std::string why;  // "" when loaded
 };
 
-template <typename Fn>
-void load(void* handle, const char* symbol, Fn& fn, std::string& why) {
-  fn = reinterpret_cast<Fn>(dlsym(handle, symbol));
-  if (fn == nullptr && why.empty()) why = fmt::format("libcudnn lacks {}", symbol);
-}
-
 CudnnApi load_api() {
   CudnnApi api;
-  void* handle = dlopen("libcudnn.so.9", RTLD_NOW | RTLD_LOCAL);
+  void* handle = open_first({"libcudnn.so.9"});
   if (handle == nullptr) {
     api.why = "no cuDNN 9 (libcudnn.so.9 not found: add its folder to the library path)";
     return api;
   }
-  load(handle, "cudnnCreate", api.create, api.why);
-  load(handle, "cudnnDestroy", api.destroy, api.why);
-  load(handle, "cudnnSetStream", api.set_stream, api.why);
-  load(handle, "cudnnGetErrorString", api.error_string, api.why);
-  load(handle, "cudnnCreateTensorDescriptor", api.create_tensor, api.why);
-  load(handle, "cudnnDestroyTensorDescriptor", api.destroy_tensor, api.why);
-  load(handle, "cudnnSetTensorNdDescriptor", api.set_tensor, api.why);
-  load(handle, "cudnnCreateFilterDescriptor", api.create_filter, api.why);
-  load(handle, "cudnnDestroyFilterDescriptor", api.destroy_filter, api.why);
-  load(handle, "cudnnSetFilterNdDescriptor", api.set_filter, api.why);
-  load(handle, "cudnnCreateConvolutionDescriptor", api.create_conv, api.why);
-  load(handle, "cudnnDestroyConvolutionDescriptor", api.destroy_conv, api.why);
-  load(handle, "cudnnSetConvolutionNdDescriptor", api.set_conv, api.why);
-  load(handle, "cudnnSetConvolutionGroupCount", api.set_group_count, api.why);
-  load(handle, "cudnnSetConvolutionMathType", api.set_math_type, api.why);
-  load(handle, "cudnnGetConvolutionForwardAlgorithm_v7", api.get_algorithm, api.why);
-  load(handle, "cudnnGetConvolutionForwardWorkspaceSize", api.workspace_size, api.why);
-  load(handle, "cudnnConvolutionForward", api.forward, api.why);
+  std::string missing;
+  load_symbol(handle, "cudnnCreate", api.create, missing);
+  load_symbol(handle, "cudnnDestroy", api.destroy, missing);
+  load_symbol(handle, "cudnnSetStream", api.set_stream, missing);
+  load_symbol(handle, "cudnnGetErrorString", api.error_string, missing);
+  load_symbol(handle, "cudnnCreateTensorDescriptor", api.create_tensor, missing);
+  load_symbol(handle, "cudnnDestroyTensorDescriptor", api.destroy_tensor, missing);
+  load_symbol(handle, "cudnnSetTensorNdDescriptor", api.set_tensor, missing);
+  load_symbol(handle, "cudnnCreateFilterDescriptor", api.create_filter, missing);
+  load_symbol(handle, "cudnnDestroyFilterDescriptor", api.destroy_filter, missing);
+  load_symbol(handle, "cudnnSetFilterNdDescriptor", api.set_filter, missing);
+  load_symbol(handle, "cudnnCreateConvolutionDescriptor", api.create_conv, missing);
+  load_symbol(handle, "cudnnDestroyConvolutionDescriptor", api.destroy_conv, missing);
+  load_symbol(handle, "cudnnSetConvolutionNdDescriptor", api.set_conv, missing);
+  load_symbol(handle, "cudnnSetConvolutionGroupCount", api.set_group_count, missing);
+  load_symbol(handle, "cudnnSetConvolutionMathType", api.set_math_type, missing);
+  load_symbol(handle, "cudnnGetConvolutionForwardAlgorithm_v7", api.get_algorithm, missing);
+  load_symbol(handle, "cudnnGetConvolutionForwardWorkspaceSize", api.workspace_size, missing);
+  load_symbol(handle, "cudnnConvolutionForward", api.forward, missing);
+  if (!missing.empty()) api.why = fmt::format("libcudnn lacks {}", missing);
   return api;
 }
 

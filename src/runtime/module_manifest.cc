@@ -159,6 +159,19 @@ ExternalSpec external_spec(const Reader& r, const json& k, const ModuleLayout& l
   return spec;
 }
 
+// The types of a library call's values (cuBLAS and cuDNN read them dense, in their row-major
+// layout, never channel-blocked).
+std::vector<TensorType> library_types(const Reader& r, const std::vector<KernelValue>& values,
+                                      const std::string& kernel) {
+  std::vector<TensorType> types;
+  for (const KernelValue& v : values) {
+    check(v.channel_block == 0, "{}: kernel {} calls a library on a channel-blocked value",
+          r.path(), kernel);
+    types.push_back(v.type);
+  }
+  return types;
+}
+
 // A "gemm" launch: its extents and operands, which must fit the kernel's values.
 codegen::GemmSpec gemm_spec(const Reader& r, const json& g, const std::string& kernel,
                             const std::vector<KernelValue>& inputs,
@@ -172,13 +185,8 @@ codegen::GemmSpec gemm_spec(const Reader& r, const json& g, const std::string& k
                       r.boolean(g, "trans_b"),
                       static_cast<int>(r.integer(g, "a", 0, kIntMax)),
                       static_cast<int>(r.integer(g, "b", 0, kIntMax))};
-  std::vector<TensorType> in_types, out_types;
-  for (const KernelValue& v : inputs) {
-    check(v.channel_block == 0, "{}: kernel {} reads a channel-blocked value", r.path(), kernel);
-    in_types.push_back(v.type);
-  }
-  for (const KernelValue& v : outputs) out_types.push_back(v.type);
-  std::string why = codegen::gemm_mismatch(s, in_types, out_types);
+  std::string why = codegen::gemm_mismatch(s, library_types(r, inputs, kernel),
+                                           library_types(r, outputs, kernel));
   check(why.empty(), "{}: kernel {}'s GEMM does not fit its values: {}", r.path(), kernel, why);
   return s;
 }
@@ -199,13 +207,8 @@ codegen::ConvSpec conv_spec(const Reader& r, const json& c, const std::string& k
                       r.integer(c, "group", 1, kIntMax),
                       static_cast<int>(r.integer(c, "x", 0, kIntMax)),
                       static_cast<int>(r.integer(c, "w", 0, kIntMax))};
-  std::vector<TensorType> in_types, out_types;
-  for (const KernelValue& v : inputs) {
-    check(v.channel_block == 0, "{}: kernel {} reads a channel-blocked value", r.path(), kernel);
-    in_types.push_back(v.type);
-  }
-  for (const KernelValue& v : outputs) out_types.push_back(v.type);
-  std::string why = codegen::conv_mismatch(s, in_types, out_types);
+  std::string why = codegen::conv_mismatch(s, library_types(r, inputs, kernel),
+                                           library_types(r, outputs, kernel));
   check(why.empty(), "{}: kernel {}'s convolution does not fit its values: {}", r.path(), kernel,
         why);
   return s;
