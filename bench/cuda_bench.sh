@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # orch's CUDA modules on this machine's GPU (issue #15): each zoo model, each fusion policy
-# (full orchestration, one kernel per operator, greedy fusion), compiled with analytic costs
-# (--compile-only: orch does not measure CUDA kernels yet), validated on the GPU against the
-# interpreter kernel by kernel (--validate-on-gpu), then timed: the median of RUNS runs of the
-# launch sequence, CUDA events around it, launched kernel by kernel and replayed as one CUDA
-# graph (`orch run --repeat`; each run log also holds the per-kernel profile, `--profile`). Prints a markdown table and writes WORK/results.csv. Needs
-# an NVIDIA GPU; there is none on the development machines.
+# (full orchestration, one kernel per operator, greedy fusion), tuned with analytic costs
+# (--compile-only) or, with ORCH_CUDA_MEASURE=1, each candidate kernel measured on the GPU;
+# validated on the GPU against the interpreter kernel by kernel (--validate-on-gpu), then timed:
+# the median of RUNS runs of the launch sequence, CUDA events around it, launched kernel by
+# kernel and replayed as one CUDA graph (`orch run --repeat`; each run log also holds the
+# per-kernel profile, `--profile`). Prints a markdown table and writes WORK/results.csv. Needs an
+# NVIDIA GPU; there is none on the development machines.
 #
 #   bench/cuda_bench.sh [ORCH] [WORK]    the orch command (default build/tools/orch/orch) and the
 #                                        folder for models, modules and logs (default cuda-bench)
@@ -19,6 +20,8 @@
 #   ORCH_CUDA_OPTIMIZE_FLAGS="--gpu-libraries none"   extra `orch optimize` flags for every
 #                                        module (that one: generated code only, no cuBLAS or
 #                                        cuDNN calls)
+#   ORCH_CUDA_MEASURE=1                  tune with measurements on this GPU instead of analytic
+#                                        costs (one optimization at a time: ORCH_CUDA_JOBS is 1)
 #   ORCH_CUDA_VALIDATE=host              validate by running the CUDA code on the host instead
 #                                        (slow; for trying this script without a GPU)
 #   ORCH_CUDA_UNVALIDATED="greedy"       policies compiled without validation (the interpreter
@@ -33,6 +36,10 @@ timeout_s=${ORCH_CUDA_TIMEOUT:-600}
 runs=${ORCH_CUDA_RUNS:-30}
 gpu=${ORCH_CUDA_GPU:-h200}
 optimize_flags=${ORCH_CUDA_OPTIMIZE_FLAGS:-}
+tuning=--compile-only
+if [ "${ORCH_CUDA_MEASURE:-0}" = 1 ]; then
+  tuning="" jobs=1  # measurements need the GPU to themselves
+fi
 validate=--validate-on-gpu
 [ "${ORCH_CUDA_VALIDATE:-gpu}" = host ] && validate=""
 unvalidated=" ${ORCH_CUDA_UNVALIDATED:-} "
@@ -62,7 +69,7 @@ optimize_one() {
   [[ $unvalidated == *" $policy "* ]] && check=--no-validate
   rm -rf "${dir:?}/$policy"
   timeout --foreground "$timeout_s" "$orch" optimize "$dir/model.onnx" -o "$dir/$policy" --fusion "$policy" \
-    --target cuda --compile-only $check --gpu "$gpu" $optimize_flags -q >"$dir/$policy.log" 2>&1
+    --target cuda $tuning $check --gpu "$gpu" $optimize_flags -q >"$dir/$policy.log" 2>&1
   local rc=$?
   echo $((SECONDS - start)) >"$dir/$policy.seconds"
   if ((rc == 0)); then
@@ -72,7 +79,7 @@ optimize_one() {
   fi
 }
 export -f optimize_one
-export orch gpu timeout_s validate unvalidated optimize_flags
+export orch gpu timeout_s validate unvalidated optimize_flags tuning
 for model in $models; do
   [ -s "$(folder "$model")/model.onnx" ] || continue
   for policy in $policies; do echo "$(folder "$model") $policy"; done

@@ -45,6 +45,13 @@ class Kernel {
   /// Runs on `inputs` (one per kernel-graph input, in order) and fills `outputs` (one per
   /// kernel-graph output, preallocated with their types). Throws Error on a wrong input.
   virtual void run(std::span<const Tensor> inputs, std::span<Tensor> outputs) = 0;
+  /// A kernel on a device times itself: the device time of each of `runs` runs on the inputs of
+  /// the last run(), in microseconds, after one warm-up (CUDA events around the launches, not
+  /// the copies run() makes). Empty for a host kernel, which the caller times on the wall clock.
+  virtual std::vector<double> device_times_us(int runs) {
+    (void)runs;
+    return {};
+  }
 };
 
 /// A code generator.

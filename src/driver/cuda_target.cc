@@ -9,6 +9,7 @@
 #include "codegen/cuda/cuda_source.h"
 #include "codegen/kernel.h"
 #include "driver/backend_check.h"
+#include "driver/cuda_measure.h"
 #include "ir/error.h"
 #include "profile/roofline.h"
 
@@ -23,6 +24,7 @@ Target parse_target(std::string_view name) {
 }
 
 schedule::GpuMachine target_gpu(const std::string& name_or_path) {
+  if (name_or_path == kThisGpu) return detect_gpu_in_child();
   if (fs::is_regular_file(name_or_path)) return schedule::load_gpu(name_or_path);
   fs::path shipped = fs::path(ORCH_MACHINES_DIR) / (name_or_path + ".json");
   if (fs::is_regular_file(shipped)) return schedule::load_gpu(shipped.string());
@@ -31,8 +33,10 @@ schedule::GpuMachine target_gpu(const std::string& name_or_path) {
     for (const fs::directory_entry& e : fs::directory_iterator(ORCH_MACHINES_DIR))
       if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
   std::sort(names.begin(), names.end());
-  fail("GPU '{}': no such description file, and not one of the shipped GPUs ({})", name_or_path,
-       fmt::join(names, ", "));
+  fail(
+      "GPU '{}': no such description file, not one of the shipped GPUs ({}), and not '{}' (this "
+      "machine's)",
+      name_or_path, fmt::join(names, ", "), kThisGpu);
 }
 
 Graph cuda_kernel_graph(const Graph& graph, std::span<const NodeId> members,
@@ -100,6 +104,17 @@ double cuda_cost_us(const Graph& kernel, const schedule::GpuMachine& gpu,
   double compute_us =
       cuda_flops(kernel, shape) / (gpu.peak_fp32_gflops * 1e3 * kCudaComputeEfficiency);
   return kCudaLaunchUs * static_cast<double>(shape.launches) + std::max(memory_us, compute_us);
+}
+
+double cuda_lower_bound_us(const Graph& kernel, const schedule::GpuMachine& gpu) {
+  double memory_us = profile::kernel_unavoidable_bytes(kernel) / (gpu.hbm_gbs * 1e3);
+  double compute_us = profile::kernel_flops(kernel) / (gpu.peak_fp32_gflops * 1e3);
+  return std::max(memory_us, compute_us);
+}
+
+bool cuda_compute_bound(const Graph& kernel, const schedule::GpuMachine& gpu) {
+  return profile::kernel_flops(kernel) / gpu.peak_fp32_gflops >
+         profile::kernel_unavoidable_bytes(kernel) / gpu.hbm_gbs;
 }
 
 }  // namespace orch::driver

@@ -1,7 +1,8 @@
-// Planning for an NVIDIA GPU (issue #15). There is no GPU profiler yet, so a CUDA plan is
-// analytic (`orch optimize --target cuda --compile-only`): each candidate kernel's CUDA C is
-// generated (codegen/cuda) and costed from the GPU description, the BLP picks the kernels, and
-// the stitcher compiles them with NVRTC for the GPU's architecture.
+// Planning for an NVIDIA GPU (issue #15). A CUDA plan is measured on this machine's GPU
+// (cuda_measure.h) or, with `orch optimize --target cuda --compile-only`, analytic: each
+// candidate kernel's CUDA C is generated (codegen/cuda) and costed from the GPU description.
+// The BLP picks the kernels, and the stitcher compiles them with NVRTC for the GPU's
+// architecture.
 #pragma once
 
 #include <span>
@@ -22,8 +23,12 @@ enum class Target { cpu, cuda };
 /// "cpu" or "cuda"; throws Error naming the accepted names.
 Target parse_target(std::string_view name);
 
-/// The GPU description `name_or_path`: a JSON file (schedule/gpu/gpu_machine.h), or the name of
-/// one shipped in machines/ ("h200", "a100"). Throws Error listing the shipped names.
+/// The name of this machine's GPU among target_gpu's: described by its driver.
+inline constexpr std::string_view kThisGpu = "this";
+
+/// The GPU description `name_or_path`: a JSON file (schedule/gpu/gpu_machine.h), the name of
+/// one shipped in machines/ ("h200", "a100"), or kThisGpu (detect_gpu_in_child, cuda_measure.h).
+/// Throws Error listing the shipped names, or saying why this machine has no GPU.
 schedule::GpuMachine target_gpu(const std::string& name_or_path);
 
 /// Constants of this many bytes or more are inputs of a CUDA kernel (read from the module's
@@ -82,5 +87,13 @@ inline constexpr double kCudnnComputeEfficiency = 0.3;
 /// kCublasComputeEfficiency or kCudnnComputeEfficiency.
 double cuda_cost_us(const Graph& kernel, const schedule::GpuMachine& gpu,
                     const codegen::CudaLibraries& libraries = {});
+
+/// What no code can beat on `gpu`: `kernel`'s unavoidable memory traffic at HBM bandwidth or
+/// its FLOPs (each value once) at the fp32 peak, whichever is slower; the measured tuning's
+/// roofline bound (TuneOptions::target cuda).
+double cuda_lower_bound_us(const Graph& kernel, const schedule::GpuMachine& gpu);
+
+/// Whether `kernel` spends more time computing than moving data at the bound's rates.
+bool cuda_compute_bound(const Graph& kernel, const schedule::GpuMachine& gpu);
 
 }  // namespace orch::driver

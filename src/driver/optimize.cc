@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "driver/host_cuda_module.h"
 #include "driver/module_rounds.h"
 #include "interp/interpreter.h"
 #include "interp/random_inputs.h"
@@ -134,6 +135,13 @@ void validate_module(const std::string& dir, const Graph& graph, std::span<const
 
 void validate_cuda_module_on_gpu(const std::string& dir, const Graph& graph, uint64_t seed) {
   runtime::CudaModule module = runtime::CudaModule::load(dir);
+  std::vector<Tensor> inputs = interp::random_inputs(graph, seed);
+  check_module_run(dir, graph, inputs, module.kernels(), module.outputs(),
+                   [&](const KernelHook& hook) { return module.run(inputs, hook); });
+}
+
+void validate_cuda_module_on_host(const std::string& dir, const Graph& graph, uint64_t seed) {
+  HostCudaModule module(dir);
   std::vector<Tensor> inputs = interp::random_inputs(graph, seed);
   check_module_run(dir, graph, inputs, module.kernels(), module.outputs(),
                    [&](const KernelHook& hook) { return module.run(inputs, hook); });

@@ -7,6 +7,7 @@
 #include "codegen/dnnl/dnnl_backend.h"
 #include "codegen/kernel.h"
 #include "driver/backend_check.h"
+#include "driver/cuda_measure.h"
 #include "driver/tuner.h"
 #include "ir/error.h"
 #include "ir/hash.h"
@@ -30,14 +31,42 @@ Tuner::Tuner(TunedModel& model, const TuneOptions& options)
     if (options.flush_cache) profiler_.measure.flush_bytes += 2 * l.capacity;
   profiler_.halide_configs = options.halide_configs;
   profiler_.machine = machine_;
+  if (options.target == Target::cuda) {
+    gpu_ = target_gpu(options.gpu);
+    if (!options.analytic) measure_on_gpu();
+  }
   // Analytic tuning reads and writes no measurements: it leaves the database alone.
   if (!options.analytic) db_.emplace(options.db_path);
 }
 
+void Tuner::measure_on_gpu() {
+  const bool on_host = options_.cuda_measure_on_host;
+  schedule::GpuMachine device = on_host ? *gpu_ : detect_gpu_in_child();
+  check(device.cc_major == gpu_->cc_major && device.cc_minor == gpu_->cc_minor,
+        "the GPU description '{}' is sm_{}{}, this machine's GPU '{}' sm_{}{}: measure with "
+        "--gpu {}, or plan for '{}' with --compile-only",
+        gpu_->name, gpu_->cc_major, gpu_->cc_minor, device.name, device.cc_major, device.cc_minor,
+        kThisGpu, gpu_->name);
+  const codegen::Backend& cuda = cuda_measure_backend(
+      {.gpu = *gpu_, .libraries = options_.cuda_libraries, .on_host = on_host});
+  profiler_.backends = {.backends = {&cuda}, .fallback = nullptr, .library_decides = nullptr};
+  profiler_.halide_configs = 0;
+  // Not flushed: the host's caches are not the GPU's, whose L2 a kernel timed again finds warm.
+  profiler_.measure.flush_bytes = 0;
+  const codegen::CudaLibraries& libraries = options_.cuda_libraries;
+  // The description sets the tile configs, so the code measured: named when not the GPU's own.
+  machine_id_ = fmt::format("cuda {} sm_{}{}{}; libraries:{}{}{}", device.name, device.cc_major,
+                            device.cc_minor,
+                            gpu_->name == device.name ? "" : " as described by " + gpu_->name,
+                            libraries.cublas ? " cublas" : "", libraries.cudnn ? " cudnn" : "",
+                            on_host ? "; run on the host" : "");
+}
+
 void Tuner::run() {
-  check(options_.target == Target::cpu || options_.analytic,
-        "orch cannot measure CUDA kernels yet (no GPU profiler): plan them with analytic costs "
-        "(--compile-only)");
+  if (options_.target == Target::cuda) {
+    std::string rejected = cuda_single_rejects(model_.graph);
+    check(rejected.empty(), "the CUDA generator cannot compile this model: {}", rejected);
+  }
   identify();
   collect_unique();
   if (!options_.analytic) {
@@ -89,11 +118,15 @@ void Tuner::collect_unique() {
     auto [it, inserted] = by_hash.emplace(hash, unique_.size());
     if (inserted) {
       UniqueKernel u{.hash = hash, .outputs = output_types(kernel), .label = c.label};
-      u.bound_us = profile::roofline_lower_bound_us(kernel, machine_);
+      u.bound_us = gpu_ ? cuda_lower_bound_us(kernel, *gpu_)
+                        : profile::roofline_lower_bound_us(kernel, machine_);
       if (write_cost())
         u.write_us =
             profile::kernel_output_bytes(kernel) / (machine_.levels.back().bandwidth_gbs * 1e3);
-      u.library = codegen::dnnl_backend().reject(kernel).empty();
+      u.library = gpu_ ? codegen::library_call(cuda_kernel_graph(model_.graph, members, outputs),
+                                               options_.cuda_libraries)
+                             .has_value()
+                       : codegen::dnnl_backend().reject(kernel).empty();
       u.kind = kernel_kind(kernel, u.bound_us, u.library);
       u.primitives = static_cast<int>(c.primitives.size());
       u.linear = linear_primitives(kernel);
@@ -125,7 +158,7 @@ void Tuner::collect_unique() {
 
 KernelKind Tuner::kernel_kind(const Graph& kernel, double bound_us, bool library) const {
   double compute_us = profile::kernel_flops(kernel) / (profile::peak_gflops(machine_) * 1e3);
-  if (compute_us < bound_us) return KernelKind::memory;
+  if (gpu_ ? !cuda_compute_bound(kernel, *gpu_) : compute_us < bound_us) return KernelKind::memory;
   return library ? KernelKind::library_compute : KernelKind::generated_compute;
 }
 

@@ -65,10 +65,14 @@ struct TuneOptions {
   /// target machine; the plan is only as good as the estimate.
   bool analytic = false;
   double analytic_call_us = 2;
-  /// cuda: kernels identified, costed and generated for the GPU `gpu` (a shipped name or a
-  /// description file, cuda_target.h); needs `analytic` (no GPU profiler yet).
+  /// cuda: kernels identified, generated and measured on this machine's GPU (cuda_measure.h),
+  /// or costed without it (`analytic`), for the GPU `gpu`: a shipped name, a description file
+  /// or "this" (cuda_target.h's target_gpu). Measuring needs `gpu` of the GPU's architecture.
   Target target = Target::cpu;
   std::string gpu = "h200";
+  /// cuda, measured: run each kernel's module on the host instead and time it there (the
+  /// measured path checked without a GPU, for tests; cuda_measure.h).
+  bool cuda_measure_on_host = false;
   /// cuda: the vendor libraries lone MatMuls and convolutions may call (the stitcher gets the
   /// same set: optimize copies it into StitchOptions).
   codegen::CudaLibraries cuda_libraries;

@@ -148,6 +148,7 @@ void Tuner::measure_pinned(const std::vector<size_t>& ids,
 }
 
 profile::ProfilerOptions Tuner::library_only() const {
+  if (gpu_) return profiler_;  // a CUDA kernel has one backend
   profile::ProfilerOptions library = profiler_;
   library.backends = {.backends = {&codegen::dnnl_backend()}, .fallback = nullptr};
   return library;

@@ -138,10 +138,8 @@ void Tuner::tune_lazily() {
 }
 
 void Tuner::plan_analytically() {
-  if (options_.target == Target::cuda) {
-    std::string rejected = cuda_single_rejects(model_.graph);
-    check(rejected.empty(), "the CUDA generator cannot compile this model: {}", rejected);
-    cost_on_gpu(unique_, target_gpu(options_.gpu), options_.cuda_libraries);
+  if (gpu_) {
+    cost_on_gpu(unique_, *gpu_, options_.cuda_libraries);
   } else {
     cost_analytically(unique_, options_.analytic_call_us);
   }

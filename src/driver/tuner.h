@@ -20,6 +20,7 @@
 #include "orchestrate/orchestrate.h"
 #include "profile/profiler.h"
 #include "profile/tuning_db.h"
+#include "schedule/gpu/gpu_machine.h"
 #include "schedule/machine.h"
 
 namespace orch::driver::tune_detail {
@@ -39,8 +40,13 @@ class Tuner {
   // TuneOptions::write_cost, which says why only kernels on several threads pay it. Measured
   // tuning only: analytic costs are bounds plus a call cost, for checking code generation.
   bool write_cost() const {
-    return options_.write_cost && !options_.analytic && or_cores(options_.threads) > 1;
+    return options_.write_cost && !options_.analytic && !gpu_ && or_cores(options_.threads) > 1;
   }
+
+  // Measured CUDA tuning: the profiler measures with the cuda backend (cuda_measure.h) on this
+  // machine's GPU, which must be of the description's architecture, and the database keys its
+  // records by that GPU and the libraries kernels may call.
+  void measure_on_gpu();
 
   KernelKind kernel_kind(const Graph& kernel, double bound_us, bool library) const;
 
@@ -149,6 +155,7 @@ class Tuner {
   std::optional<profile::TuningDb> db_;
   std::string machine_id_;
   schedule::Machine machine_;
+  std::optional<schedule::GpuMachine> gpu_;  // target cuda: the GPU planned and compiled for
   profile::ProfilerOptions profiler_;
   std::vector<UniqueKernel> unique_;
   std::vector<size_t> unique_of_;    // candidate -> unique kernel

@@ -157,6 +157,17 @@ PreparedKernel prepare(const Graph& kernel, const codegen::Backend& backend,
   return p;
 }
 
+// Device times of a kernel that times itself (Kernel::device_times_us): one run sizes the batch
+// that fills the budget. Empty for a host kernel.
+std::vector<double> device_times(codegen::Kernel& kernel, const MeasureOptions& options) {
+  std::vector<double> us = kernel.device_times_us(1);
+  if (us.empty()) return us;
+  double runs = options.budget_ms * 1e3 / std::max(us.front(), 1e-3);
+  int more = static_cast<int>(std::clamp(runs, static_cast<double>(options.min_runs),
+                                         static_cast<double>(options.max_runs)));
+  return kernel.device_times_us(more);
+}
+
 void time_kernel(PreparedKernel& p, const Graph& kernel, const MeasureOptions& options) {
   if (!p.kernel) return;
   std::vector<Tensor> outputs = allocate_outputs(kernel);
@@ -164,8 +175,10 @@ void time_kernel(PreparedKernel& p, const Graph& kernel, const MeasureOptions& o
   std::vector<char> flush(static_cast<size_t>(std::max<int64_t>(options.flush_bytes, 0)));
   try {
     p.kernel->run(p.inputs, outputs);  // warm-up
-    double timed_s = 0;                // the budget counts timed runs, not flushes
-    while (static_cast<int>(us.size()) < options.max_runs &&
+    us = device_times(*p.kernel, options);
+    const bool on_device = !us.empty();
+    double timed_s = 0;  // the budget counts timed runs, not flushes
+    while (!on_device && static_cast<int>(us.size()) < options.max_runs &&
            (static_cast<int>(us.size()) < options.min_runs || timed_s * 1e3 < options.budget_ms)) {
       if (!flush.empty()) flush_caches(flush);
       Clock::time_point t = Clock::now();

@@ -38,16 +38,20 @@ std::optional<schedule::ScoredGpuConfig> best_config(const Graph& kernel,
   }
 }
 
-// best_config of every kernel, on every core: the search is the stitcher's longest part for
-// large tensors (YOLOX-Nano at batch 16: minutes on one core), and kernels are independent.
+// best_config of every generated kernel (those without a library call), on every core: the
+// search is the stitcher's longest part for large tensors (YOLOX-Nano at batch 16: minutes on
+// one core), and kernels are independent.
 std::vector<std::optional<schedule::ScoredGpuConfig>> best_configs(
-    const std::vector<StitchedKernel>& kernels, const schedule::GpuMachine& gpu) {
+    const std::vector<StitchedKernel>& kernels,
+    const std::vector<std::optional<codegen::LibraryCall>>& calls,
+    const schedule::GpuMachine& gpu) {
   std::vector<std::optional<schedule::ScoredGpuConfig>> configs(kernels.size());
   std::atomic<size_t> next{0};
   std::exception_ptr error;
   std::mutex error_mutex;
   auto work = [&] {
     for (size_t i = next++; i < kernels.size(); i = next++) {
+      if (calls[i]) continue;
       try {
         configs[i] = best_config(kernels[i].graph, gpu);
       } catch (...) {
@@ -92,19 +96,20 @@ StitchResult stitch_cuda(const Graph& graph, const OrchestrationProblem& problem
   std::string source = codegen::cuda_prelude();
   std::vector<ValueId> outputs;
   std::vector<StitchedKernel> kernels;
+  std::vector<std::optional<codegen::LibraryCall>> calls;
   for (size_t i = 0; i < plan.kernels.size(); ++i) {
     StitchedKernel k = plan_kernel(graph, problem, plan, choices, i, outputs);
     k.backend = "cuda";
     layouter.lay_out_kernel(k, outputs, layout);
     std::string why = codegen::cuda_reject(k.graph);
     check(why.empty(), "kernel {} cannot be generated for CUDA: {}", k.name, why);
+    calls.push_back(codegen::library_call(k.graph, options.cuda_libraries));
     kernels.push_back(std::move(k));
   }
-  std::vector<std::optional<schedule::ScoredGpuConfig>> configs = best_configs(kernels, gpu);
+  std::vector<std::optional<schedule::ScoredGpuConfig>> configs = best_configs(kernels, calls, gpu);
   for (size_t i = 0; i < kernels.size(); ++i) {
     StitchedKernel& k = kernels[i];
-    if (std::optional<codegen::LibraryCall> call =
-            codegen::library_call(k.graph, options.cuda_libraries)) {
+    if (const std::optional<codegen::LibraryCall>& call = calls[i]) {
       k.backend = k.choice.backend = k.choice.config = call->backend;
       k.launches = {call->launch};
       (call->backend == "cublas" ? result.cublas_kernels : result.cudnn_kernels) += 1;

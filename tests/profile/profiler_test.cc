@@ -290,5 +290,37 @@ TEST(Profiler, FlushedRunsAndPinnedThreads) {
   EXPECT_STREQ(std::getenv("HL_NUM_THREADS"), "1");
 }
 
+// A kernel on a device times itself (CUDA events): its times replace the wall clock's, and the
+// budget sets how many runs it is asked for (1 ms at 4 us a run: 250, capped by max_runs).
+class SelfTimedKernel final : public codegen::Kernel {
+ public:
+  explicit SelfTimedKernel(const Graph& g) : inner_(codegen::reference_backend().compile(g)) {}
+  void run(std::span<const Tensor> inputs, std::span<Tensor> outputs) override {
+    inner_->run(inputs, outputs);
+  }
+  std::vector<double> device_times_us(int runs) override {
+    std::vector<double> us;
+    for (int i = 0; i < runs; ++i) us.push_back(4.0 + (i % 3));  // 4, 5, 6, 4, ...
+    return us;
+  }
+
+ private:
+  std::unique_ptr<codegen::Kernel> inner_;
+};
+
+std::unique_ptr<codegen::Kernel> compile_self_timed(const Graph& g) {
+  return std::make_unique<SelfTimedKernel>(g);
+}
+
+TEST(Profiler, DeviceTimesReplaceTheWallClock) {
+  const codegen::Backend self_timed{"self-timed", accept, compile_self_timed};
+  Measurement m = measure(add_graph(64), self_timed, "", {.budget_ms = 1, .max_runs = 150});
+  ASSERT_TRUE(m.ok) << m.reason;
+  EXPECT_EQ(m.runs, 150);
+  EXPECT_EQ(m.median_us, 5.0);
+  EXPECT_EQ(m.min_us, 4.0);
+  EXPECT_EQ(m.max_us, 6.0);
+}
+
 }  // namespace
 }  // namespace orch::profile

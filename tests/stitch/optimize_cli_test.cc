@@ -113,7 +113,7 @@ TEST_F(OptimizeCli, CudaTargetErrorsNameTheProblem) {
   struct Case {
     std::string flags, message;
   } cases[] = {
-      {"--target cuda", "--target cuda needs --compile-only"},
+      {"--gpu h200", "--gpu applies to --target cuda"},
       {"--target tpu --compile-only", "unknown target 'tpu'"},
       {"--target cuda --compile-only --gpu v100", "GPU 'v100'"},
       {"--validate-on-gpu", "--validate-on-gpu applies to --target cuda"},

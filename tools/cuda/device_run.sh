@@ -5,7 +5,9 @@
 # Here first: tools/cuda/carry_bundle.sh (writes .gpu/bundle.tar.xz, ignored by git); there,
 # from the repository root, with .gpu carried: `bash tools/cuda/device_run.sh`. Writes into
 # $OUT: gpu.txt (the GPU, driver, glibc), smoke.txt, b1.txt and b16.txt (the tables), logs.tgz
-# (every optimize and run log, reports and CUDA sources).
+# (every optimize and run log, reports and CUDA sources). With MEASURED=1, after the smoke test:
+# the small zoo models tuned with every candidate kernel measured on the GPU beside the analytic
+# plans (measured.txt), instead of the batch tables.
 set -u
 t0=$SECONDS
 # Runs "$@" in its own process group, killed whole after $1 seconds.
@@ -31,6 +33,16 @@ ORCH_CUDA_MODELS=transformer-tiny ORCH_CUDA_POLICIES=full bench/cuda_bench.sh /t
 cat /tmp/smoke/transformer-tiny/full.log /tmp/smoke/transformer-tiny/full.run.log >> $OUT/smoke.txt 2>&1
 echo "smoke done at $((SECONDS - t0)) s" >> $OUT/smoke.txt
 grep -q '^| transformer-tiny | [0-9]' $OUT/smoke.txt || { logs; exit 3; }
+if [ "${MEASURED:-0}" = 1 ]; then
+  for m in analytic measured; do
+    ORCH_CUDA_MEASURE=$([ $m = measured ] && echo 1 || echo 0) ORCH_CUDA_TIMEOUT=240 \
+      ORCH_CUDA_MODELS="transformer-tiny candy bert-base-layer" ORCH_CUDA_POLICIES="full operator" \
+      deadline 280 bench/cuda_bench.sh /tmp/ob/orchw /tmp/cm-$m >> $OUT/measured.txt 2>&1
+    echo "$m done at $((SECONDS - t0)) s" >> $OUT/measured.txt
+  done
+  tar czf $OUT/logs.tgz --exclude='*.onnx' --exclude='*.bin' --exclude='*.cubin' -C /tmp smoke cm-analytic cm-measured 2>/dev/null
+  exit 0
+fi
 M1=$(/tmp/ob/orchw zoo list | awk 'NR > 1 && $1 != "" {print $1}')
 ORCH_CUDA_JOBS=${JOBS:-14} ORCH_CUDA_TIMEOUT=${T1:-200} ORCH_CUDA_MODELS="$M1" deadline ${D1:-200} bench/cuda_bench.sh /tmp/ob/orchw /tmp/cb1 > $OUT/b1.txt 2>&1
 echo "batch 1 done at $((SECONDS - t0)) s" >> $OUT/b1.txt

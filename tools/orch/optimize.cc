@@ -31,7 +31,7 @@ struct OptimizeArgs {
   bool plain_between_kernels = false;
   bool no_relayout_convolutions = false;
   std::string target = "cpu";
-  std::string gpu = "h200";
+  std::string gpu;  // "": this machine's when measuring, h200 with --compile-only
   std::string gpu_libraries = "cublas,cudnn";
   bool compile_only = false;
   bool validate_on_gpu = false;
@@ -61,12 +61,14 @@ void run_optimize(const OptimizeArgs& args) {
   options.stitch.relayout_convolutions = !args.no_relayout_convolutions;
   options.tune.relayout_convolutions = !args.no_relayout_convolutions;
   options.tune.target = driver::parse_target(args.target);
-  options.tune.gpu = args.gpu;
+  options.tune.gpu = !args.gpu.empty()       ? args.gpu
+                     : options.tune.analytic ? "h200"
+                                             : std::string(driver::kThisGpu);
   options.tune.cuda_libraries = codegen::parse_cuda_libraries(args.gpu_libraries);
-  check(options.tune.target == driver::Target::cpu || args.compile_only,
-        "--target cuda needs --compile-only: orch cannot measure CUDA kernels yet (no GPU "
-        "profiler), so the plan uses analytic costs");
-  if (options.tune.target == driver::Target::cuda) driver::target_gpu(args.gpu);  // fail early
+  check(args.gpu.empty() || options.tune.target == driver::Target::cuda,
+        "--gpu applies to --target cuda");
+  // Fail early: an unknown description, or no GPU to measure on.
+  if (options.tune.target == driver::Target::cuda) driver::target_gpu(options.tune.gpu);
   options.fusion = driver::parse_fusion_policy(args.fusion);
   options.threads = args.threads;
   options.tune.threads = args.threads;
@@ -92,7 +94,7 @@ void run_optimize(const OptimizeArgs& args) {
     fmt::print(
         "module: {} ({} CUDA kernels, {} cuBLAS GEMMs and {} cuDNN convolutions among them, {} "
         "launches, {}; plan {:.1f} us estimated)\n",
-        args.out, m.kernels, m.cublas_kernels, m.cudnn_kernels, m.cuda_launches, args.gpu,
+        args.out, m.kernels, m.cublas_kernels, m.cudnn_kernels, m.cuda_launches, options.tune.gpu,
         r.objective_us);
   else
     fmt::print("module: {} ({} kernels: {} Halide, {} oneDNN, {} reference; plan {:.1f} us)\n",
@@ -173,10 +175,12 @@ void add_optimize_command(CLI::App& app) {
       "module pays it there; at one (--threads 1, or one core) it is never counted)");
   cmd->add_option("--target", args->target,
                   "cpu (default) or cuda: NVIDIA GPU kernels as CUDA C compiled by NVRTC into one "
-                  "cubin (needs --compile-only)");
+                  "cubin, each candidate measured on this machine's GPU (CUDA events, one "
+                  "child process per kernel), or planned without one with --compile-only");
   cmd->add_option("--gpu", args->gpu,
-                  "With --target cuda: the GPU to plan and compile for, a description file or a "
-                  "shipped name (h200, default; a100)");
+                  "With --target cuda: the GPU to plan and compile for, a description file, a "
+                  "shipped name (h200, a100) or 'this' (as this machine's driver describes its "
+                  "GPU); default: 'this' when measuring, h200 with --compile-only");
   cmd->add_option("--gpu-libraries", args->gpu_libraries,
                   "With --target cuda: the vendor libraries a lone MatMul or convolution may "
                   "call, cublas,cudnn (default), cublas, cudnn or none (generated code only)");
