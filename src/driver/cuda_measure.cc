@@ -72,45 +72,49 @@ void copy_outputs(std::span<const Tensor> from, std::span<Tensor> to) {
   }
 }
 
-// A kernel's module on the GPU.
+// A kernel's module on the GPU. Loading reads the module whole, so its directory goes at once:
+// a child killed later (a timeout) leaves nothing behind.
 class GpuKernel : public codegen::Kernel {
  public:
-  explicit GpuKernel(const Graph& kernel) {
-    stitch_alone(kernel, dir_.path);
-    module_.emplace(runtime::CudaModule::load(dir_.path.string()));
-  }
+  explicit GpuKernel(const Graph& kernel) : module_(load(kernel)) {}
 
   void run(std::span<const Tensor> inputs, std::span<Tensor> outputs) override {
-    copy_outputs(module_->run(inputs), outputs);
+    copy_outputs(module_.run(inputs), outputs);
   }
 
   std::vector<double> device_times_us(int runs) override {
     std::vector<double> us;
-    for (const std::vector<double>& kernels_ms : module_->kernel_ms(runs))
+    for (const std::vector<double>& kernels_ms : module_.kernel_ms(runs))
       us.push_back(1e3 * std::accumulate(kernels_ms.begin(), kernels_ms.end(), 0.0));
     return us;
   }
 
  private:
-  TempDir dir_;
-  std::optional<runtime::CudaModule> module_;
+  static runtime::CudaModule load(const Graph& kernel) {
+    TempDir dir;
+    stitch_alone(kernel, dir.path);
+    return runtime::CudaModule::load(dir.path.string());
+  }
+  runtime::CudaModule module_;
 };
 
-// A kernel's module run on the host: timed on the wall clock by the caller.
+// A kernel's module run on the host (its code compiled when loaded): timed on the wall clock by
+// the caller.
 class HostKernel : public codegen::Kernel {
  public:
-  explicit HostKernel(const Graph& kernel) {
-    stitch_alone(kernel, dir_.path);
-    module_.emplace(dir_.path.string());
-  }
+  explicit HostKernel(const Graph& kernel) : module_(load(kernel)) {}
 
   void run(std::span<const Tensor> inputs, std::span<Tensor> outputs) override {
-    copy_outputs(module_->run(inputs), outputs);
+    copy_outputs(module_.run(inputs), outputs);
   }
 
  private:
-  TempDir dir_;
-  std::optional<HostCudaModule> module_;
+  static HostCudaModule load(const Graph& kernel) {
+    TempDir dir;
+    stitch_alone(kernel, dir.path);
+    return HostCudaModule(dir.path.string());
+  }
+  HostCudaModule module_;
 };
 
 std::string reject(const Graph& kernel) {

@@ -73,7 +73,9 @@ void run_optimize(const OptimizeArgs& args) {
   options.threads = args.threads;
   options.tune.threads = args.threads;
   options.validate = !args.no_validate;
-  options.validate_on_gpu = args.validate_on_gpu;
+  // A module measured on this machine's GPU is validated there too.
+  options.validate_on_gpu = args.validate_on_gpu ||
+                            (options.tune.target == driver::Target::cuda && !options.tune.analytic);
   check(!args.validate_on_gpu || options.tune.target == driver::Target::cuda,
         "--validate-on-gpu applies to --target cuda");
   check(args.gpu_libraries == "cublas,cudnn" || options.tune.target == driver::Target::cuda,
@@ -189,8 +191,9 @@ void add_optimize_command(CLI::App& app) {
                 "compile; a CUDA module is validated by running its code on the host unless "
                 "--validate-on-gpu");
   cmd->add_flag("--validate-on-gpu", args->validate_on_gpu,
-                "With --target cuda: validate the module on this machine's GPU, kernel by "
-                "kernel, instead of running its code on the host");
+                "With --target cuda --compile-only: validate the module on this machine's GPU, "
+                "kernel by kernel, instead of running its code on the host (a module measured "
+                "on the GPU is always validated there)");
   cmd->callback([args] { run_optimize(*args); });
 }
 
