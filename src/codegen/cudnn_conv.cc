@@ -25,19 +25,91 @@ bool next(std::vector<int>& i, std::span<const int> extent) {
   return false;
 }
 
+const Node* producer(const Graph& kernel, ValueId v) {
+  NodeId p = kernel.value(v).producer;
+  return p == kNoNode ? nullptr : &kernel.node(p);
+}
+
+// The one node reading `v`, or nullptr when none or several do (or `v` is a kernel output too).
+const Node* sole_reader(const Graph& kernel, ValueId v) {
+  const std::vector<ValueId>& outputs = kernel.outputs();
+  if (std::find(outputs.begin(), outputs.end(), v) != outputs.end()) return nullptr;
+  const Node* reader = nullptr;
+  for (const Node& n : kernel.nodes())
+    for (ValueId in : n.inputs)
+      if (in == v) {
+        if (reader != nullptr && reader != &n) return nullptr;
+        reader = &n;
+      }
+  return reader;
+}
+
+bool elementwise(const Node& n, std::string_view fn) {
+  return n.op == "prim.Elementwise" && attr_string(n.attrs, "fn", "") == fn;
+}
+
+// The kernel input holding a bias per output channel of `y` that `add` adds to it: `add`'s other
+// operand, a Broadcast to y's shape of a kernel input (perhaps reshaped) whose dims are 1
+// except y's channel dim. -1 otherwise; `nodes` counts the Reshape and Broadcast.
+int channel_bias(const Graph& kernel, const Node& add, ValueId y, int& nodes) {
+  if (add.inputs.size() != 2 || (add.inputs[0] == y) == (add.inputs[1] == y)) return -1;
+  const Node* broadcast = producer(kernel, add.inputs[0] == y ? add.inputs[1] : add.inputs[0]);
+  const Shape& ys = kernel.value(y).type.shape;
+  if (broadcast == nullptr || broadcast->op != "prim.Broadcast" ||
+      kernel.value(broadcast->outputs[0]).type.shape != ys)
+    return -1;
+  ValueId b = broadcast->inputs[0];
+  const Shape& bs = kernel.value(b).type.shape;
+  if (bs.size() != ys.size()) return -1;
+  for (size_t d = 0; d < bs.size(); ++d)
+    if (bs[d] != (d == 1 ? ys[1] : 1)) return -1;
+  nodes = 1;
+  if (const Node* reshape = producer(kernel, b);
+      reshape != nullptr && reshape->op == "prim.Reshape") {
+    b = reshape->inputs[0];
+    nodes = 2;
+  }
+  if (kernel.value(b).type.dtype != DType::f32 || num_elements(kernel.value(b).type.shape) != ys[1])
+    return -1;
+  return kernel_input_index(kernel, b);
+}
+
 }  // namespace
 
 std::optional<ConvSpec> conv_spec(const Graph& kernel) {
-  if (kernel.outputs().size() != 1 || kernel.num_nodes() != 1) return std::nullopt;
-  const Node& conv = kernel.node(0);
-  if (conv.op != "prim.Conv" || conv.outputs[0] != kernel.outputs()[0]) return std::nullopt;
-  ConvSpec s{attr_ints(conv.attrs, "pads"),
-             attr_ints(conv.attrs, "strides"),
-             attr_ints(conv.attrs, "dilations"),
-             attr_int(conv.attrs, "group", 1),
-             kernel_input_index(kernel, conv.inputs[0]),
-             kernel_input_index(kernel, conv.inputs[1])};
+  if (kernel.outputs().size() != 1) return std::nullopt;
+  const Node* conv = nullptr;
+  for (const Node& n : kernel.nodes())
+    if (n.op == "prim.Conv") {
+      if (conv != nullptr) return std::nullopt;
+      conv = &n;
+    }
+  if (conv == nullptr) return std::nullopt;
+  ConvSpec s{attr_ints(conv->attrs, "pads"),
+             attr_ints(conv->attrs, "strides"),
+             attr_ints(conv->attrs, "dilations"),
+             attr_int(conv->attrs, "group", 1),
+             kernel_input_index(kernel, conv->inputs[0]),
+             kernel_input_index(kernel, conv->inputs[1])};
   if (s.x < 0 || s.w < 0) return std::nullopt;  // a constant operand: cuDNN reads memory
+  // The epilogue cuDNN fuses: + bias, then perhaps ReLU; every node of the kernel accounted for.
+  ValueId last = conv->outputs[0];
+  int nodes = 1;
+  if (const Node* add = sole_reader(kernel, last); add != nullptr && elementwise(*add, "add")) {
+    int bias_nodes = 0;
+    s.bias = channel_bias(kernel, *add, last, bias_nodes);
+    if (s.bias < 0) return std::nullopt;
+    last = add->outputs[0];
+    nodes += 1 + bias_nodes;
+    if (const Node* relu = sole_reader(kernel, last);
+        relu != nullptr && elementwise(*relu, "relu")) {
+      s.relu = true;
+      last = relu->outputs[0];
+      ++nodes;
+    }
+  }
+  if (last != kernel.outputs()[0] || nodes != static_cast<int>(kernel.num_nodes()))
+    return std::nullopt;
   // Leading pads only: the trailing ones must be such that cuDNN's symmetric padding gives the
   // same output shape, which conv_mismatch checks.
   s.pads.resize(s.strides.size());
@@ -61,6 +133,13 @@ std::string conv_mismatch(const ConvSpec& s, std::span<const TensorType> inputs,
   const TensorType& x = inputs[s.x];
   const TensorType& w = inputs[s.w];
   const TensorType& y = outputs[0];
+  if (s.bias < -1 || s.bias >= static_cast<int>(inputs.size()))
+    return fmt::format("bias {} of {} inputs", s.bias, inputs.size());
+  if (s.relu && s.bias < 0) return "a ReLU without a bias (cuDNN's fused call takes one)";
+  if (s.bias >= 0 && (inputs[s.bias].dtype != DType::f32 || w.shape.empty() ||
+                      num_elements(inputs[s.bias].shape) != w.shape[0]))
+    return fmt::format("bias {} is not one f32 per output channel of W {}",
+                       format_type(inputs[s.bias]), format_shape(w.shape));
   for (const TensorType* t : {&x, &w, &y}) {
     if (t->dtype != DType::f32 || t->shape.size() != spatial + 2)
       return fmt::format("{} is not an f32 tensor of {} dims", format_type(*t), spatial + 2);
@@ -101,10 +180,18 @@ CudnnConvArgs cudnn_arguments(const ConvSpec& s, const Shape& x, const Shape& w,
   a.strides = ints(s.strides);
   a.dilations = ints(s.dilations);
   a.group = static_cast<int>(s.group);
+  if (s.bias >= 0) {
+    a.bias_dims.assign(y.size(), 1);
+    a.bias_dims[1] = static_cast<int>(y[1]);
+    a.bias_strides.assign(y.size(), 1);
+    a.bias_strides[0] = a.bias_dims[1];
+  }
+  a.relu = s.relu;
   return a;
 }
 
-void cross_correlation(const CudnnConvArgs& a, const float* x, const float* w, float* y) {
+void cross_correlation(const CudnnConvArgs& a, const float* x, const float* w, float* y,
+                       const float* bias) {
   const size_t spatial = a.pads.size();
   const int c_per_group = a.x_dims[1] / a.group;
   const int k_per_group = a.y_dims[1] / a.group;
@@ -138,7 +225,8 @@ void cross_correlation(const CudnnConvArgs& a, const float* x, const float* w, f
         }
         int64_t at = int64_t{n} * a.y_strides[0] + int64_t{k} * a.y_strides[1];
         for (size_t d = 0; d < spatial; ++d) at += int64_t{o[d]} * a.y_strides[2 + d];
-        y[at] = sum;
+        if (bias != nullptr) sum += bias[k];
+        y[at] = a.relu ? std::max(sum, 0.0f) : sum;
       } while (next(o, out_extent));
     }
 }

@@ -87,11 +87,11 @@ double cuda_kernel_flops(const Graph& kernel) {
 
 double cuda_cost_us(const Graph& kernel, const schedule::GpuMachine& gpu,
                     const codegen::CudaLibraries& libraries) {
-  // As the stitcher sees it, large constants as inputs: a product of weights is a GEMM too.
+  // As the stitcher sees it, constants as inputs: a product of weights is a GEMM too.
   std::vector<NodeId> members(kernel.num_nodes());
   std::iota(members.begin(), members.end(), 0);
   if (std::optional<codegen::LibraryCall> call =
-          codegen::library_call(cuda_kernel_graph(kernel, members, kernel.outputs()), libraries)) {
+          codegen::library_call_of(kernel, members, kernel.outputs(), libraries)) {
     double efficiency =
         call->backend == "cublas" ? kCublasComputeEfficiency : kCudnnComputeEfficiency;
     double memory_us = profile::kernel_unavoidable_bytes(kernel) / (gpu.hbm_gbs * 1e3);

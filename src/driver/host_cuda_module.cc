@@ -34,15 +34,16 @@ void run_gemm(const codegen::GemmSpec& gemm, std::span<void* const> args, size_t
   codegen::sgemm_strided_batched(g, operands[g.first], operands[g.second], c);
 }
 
-// A cuDNN launch as its documented cross-correlation computes it, from the descriptor
-// arguments the runtime gives cuDNN.
+// A cuDNN launch as its documented cross-correlation computes it (with the bias and activation
+// of the fused call), from the descriptor arguments the runtime gives cuDNN.
 void run_conv(const codegen::ConvSpec& conv, std::span<void* const> args,
               const std::vector<KernelValue>& inputs, const KernelValue& output) {
   codegen::CudnnConvArgs a = codegen::cudnn_arguments(conv, inputs[conv.x].type.shape,
                                                       inputs[conv.w].type.shape, output.type.shape);
   codegen::cross_correlation(a, static_cast<const float*>(args[conv.x]),
                              static_cast<const float*>(args[conv.w]),
-                             static_cast<float*>(args[inputs.size()]));
+                             static_cast<float*>(args[inputs.size()]),
+                             conv.bias < 0 ? nullptr : static_cast<const float*>(args[conv.bias]));
 }
 
 // The host functions kernels.cu must define: every generated launch's, with its parameter

@@ -123,10 +123,10 @@ void Tuner::collect_unique() {
       if (write_cost())
         u.write_us =
             profile::kernel_output_bytes(kernel) / (machine_.levels.back().bandwidth_gbs * 1e3);
-      u.library = gpu_ ? codegen::library_call(cuda_kernel_graph(model_.graph, members, outputs),
-                                               options_.cuda_libraries)
-                             .has_value()
-                       : codegen::dnnl_backend().reject(kernel).empty();
+      u.library =
+          gpu_ ? codegen::library_call_of(model_.graph, members, outputs, options_.cuda_libraries)
+                     .has_value()
+               : codegen::dnnl_backend().reject(kernel).empty();
       u.kind = kernel_kind(kernel, u.bound_us, u.library);
       u.primitives = static_cast<int>(c.primitives.size());
       u.linear = linear_primitives(kernel);

@@ -148,6 +148,7 @@ struct CudaModule::Impl {
       }
       if (l.conv) {
         cudnn->forward(*convs[k], pointers[l.conv->x], pointers[l.conv->w],
+                       l.conv->bias < 0 ? 0 : pointers[l.conv->bias],
                        pointers[layout.kernel_inputs[k].size()], workspace.pointer,
                        layout.kernels[k].name);
         continue;

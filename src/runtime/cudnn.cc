@@ -13,6 +13,12 @@ constexpr int kFloat = 0;             // CUDNN_DATA_FLOAT
 constexpr int kNchw = 0;              // CUDNN_TENSOR_NCHW
 constexpr int kCrossCorrelation = 1;  // CUDNN_CROSS_CORRELATION
 constexpr int kFmaMath = 3;           // CUDNN_FMA_MATH: fp32 FMAs, never TF32 tensor cores
+constexpr int kRelu = 1;              // CUDNN_ACTIVATION_RELU
+constexpr int kIdentity = 5;          // CUDNN_ACTIVATION_IDENTITY
+constexpr int kNotPropagateNan = 0;   // CUDNN_NOT_PROPAGATE_NAN
+// CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM: the one algorithm the fused call runs with
+// the identity activation (cuDNN's documentation of cudnnConvolutionBiasActivationForward).
+constexpr int kImplicitPrecompGemm = 1;
 constexpr size_t kMaxWorkspace = size_t{256} << 20;
 constexpr int kRequestedAlgorithms = 8;
 
@@ -51,6 +57,14 @@ struct CudnnApi {
   int (*forward)(void* handle, const void* alpha, void* x_desc, const void* x, void* w_desc,
                  const void* w, void* conv, int algorithm, void* workspace, size_t workspace_bytes,
                  const void* beta, void* y_desc, void* y) = nullptr;
+  int (*create_activation)(void** desc) = nullptr;
+  int (*destroy_activation)(void* desc) = nullptr;
+  int (*set_activation)(void* desc, int mode, int nan, double coef) = nullptr;
+  int (*bias_activation_forward)(void* handle, const void* alpha1, void* x_desc, const void* x,
+                                 void* w_desc, const void* w, void* conv, int algorithm,
+                                 void* workspace, size_t workspace_bytes, const void* alpha2,
+                                 void* z_desc, const void* z, void* bias_desc, const void* bias,
+                                 void* activation, void* y_desc, void* y) = nullptr;
   std::string why;  // "" when loaded
 };
 
@@ -80,6 +94,11 @@ CudnnApi load_api() {
   load_symbol(handle, "cudnnGetConvolutionForwardAlgorithm_v7", api.get_algorithm, missing);
   load_symbol(handle, "cudnnGetConvolutionForwardWorkspaceSize", api.workspace_size, missing);
   load_symbol(handle, "cudnnConvolutionForward", api.forward, missing);
+  load_symbol(handle, "cudnnCreateActivationDescriptor", api.create_activation, missing);
+  load_symbol(handle, "cudnnDestroyActivationDescriptor", api.destroy_activation, missing);
+  load_symbol(handle, "cudnnSetActivationDescriptor", api.set_activation, missing);
+  load_symbol(handle, "cudnnConvolutionBiasActivationForward", api.bias_activation_forward,
+              missing);
   if (!missing.empty()) api.why = fmt::format("libcudnn lacks {}", missing);
   return api;
 }
@@ -112,6 +131,8 @@ Cudnn::Conv::~Conv() {
   if (y_ != nullptr) a.destroy_tensor(y_);
   if (w_ != nullptr) a.destroy_filter(w_);
   if (conv_ != nullptr) a.destroy_conv(conv_);
+  if (bias_ != nullptr) a.destroy_tensor(bias_);
+  if (activation_ != nullptr) a.destroy_activation(activation_);
 }
 
 std::unique_ptr<Cudnn::Conv> Cudnn::prepare(const codegen::CudnnConvArgs& args,
@@ -132,29 +153,50 @@ std::unique_ptr<Cudnn::Conv> Cudnn::prepare(const codegen::CudnnConvArgs& args,
               what);
   cudnn_check(a.set_group_count(c->conv_, args.group), what);
   cudnn_check(a.set_math_type(c->conv_, kFmaMath), what);
-  AlgorithmPerf perf[kRequestedAlgorithms];
-  int returned = 0;
-  cudnn_check(a.get_algorithm(handle_, c->x_, c->w_, c->conv_, c->y_, kRequestedAlgorithms,
-                              &returned, perf),
-              what);
-  int chosen = -1;
-  for (int i = 0; i < returned && chosen < 0; ++i)
-    if (perf[i].status == 0 && perf[i].memory <= kMaxWorkspace) chosen = i;
-  check(chosen >= 0, "{}: no algorithm within {} MiB of workspace", what, kMaxWorkspace >> 20);
-  c->algorithm_ = perf[chosen].algorithm;
+  if (!args.bias_dims.empty()) {
+    cudnn_check(a.create_tensor(&c->bias_), what);
+    cudnn_check(
+        a.set_tensor(c->bias_, kFloat, rank, args.bias_dims.data(), args.bias_strides.data()),
+        what);
+    cudnn_check(a.create_activation(&c->activation_), what);
+    cudnn_check(
+        a.set_activation(c->activation_, args.relu ? kRelu : kIdentity, kNotPropagateNan, 0.0),
+        what);
+  }
+  if (c->bias_ != nullptr && !args.relu) {
+    c->algorithm_ = kImplicitPrecompGemm;
+  } else {
+    AlgorithmPerf perf[kRequestedAlgorithms];
+    int returned = 0;
+    cudnn_check(a.get_algorithm(handle_, c->x_, c->w_, c->conv_, c->y_, kRequestedAlgorithms,
+                                &returned, perf),
+                what);
+    int chosen = -1;
+    for (int i = 0; i < returned && chosen < 0; ++i)
+      if (perf[i].status == 0 && perf[i].memory <= kMaxWorkspace) chosen = i;
+    check(chosen >= 0, "{}: no algorithm within {} MiB of workspace", what, kMaxWorkspace >> 20);
+    c->algorithm_ = perf[chosen].algorithm;
+  }
   cudnn_check(
       a.workspace_size(handle_, c->x_, c->w_, c->conv_, c->y_, c->algorithm_, &c->workspace_bytes_),
       what);
   return c;
 }
 
-void Cudnn::forward(const Conv& c, CuDevicePtr x, CuDevicePtr w, CuDevicePtr y,
+void Cudnn::forward(const Conv& c, CuDevicePtr x, CuDevicePtr w, CuDevicePtr bias, CuDevicePtr y,
                     CuDevicePtr workspace, std::string_view kernel) const {
   const float one = 1, zero = 0;
-  int status = api().forward(handle_, &one, c.x_, reinterpret_cast<const void*>(x), c.w_,
-                             reinterpret_cast<const void*>(w), c.conv_, c.algorithm_,
-                             reinterpret_cast<void*>(workspace), c.workspace_bytes_, &zero, c.y_,
-                             reinterpret_cast<void*>(y));
+  auto in = [](CuDevicePtr p) { return reinterpret_cast<const void*>(p); };
+  void* out = reinterpret_cast<void*>(y);
+  void* scratch = reinterpret_cast<void*>(workspace);
+  // The fused call adds alpha2 z; with alpha2 0, z is y (cuDNN reads no z then).
+  int status =
+      c.bias_ == nullptr
+          ? api().forward(handle_, &one, c.x_, in(x), c.w_, in(w), c.conv_, c.algorithm_, scratch,
+                          c.workspace_bytes_, &zero, c.y_, out)
+          : api().bias_activation_forward(handle_, &one, c.x_, in(x), c.w_, in(w), c.conv_,
+                                          c.algorithm_, scratch, c.workspace_bytes_, &zero, c.y_,
+                                          out, c.bias_, in(bias), c.activation_, c.y_, out);
   if (status != 0) cudnn_check(status, fmt::format("kernel {}'s convolution", kernel));
 }
 

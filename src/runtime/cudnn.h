@@ -23,7 +23,9 @@ class Cudnn {
 
   /// A convolution described to cuDNN once: its descriptors (fp32 arithmetic, no TF32: the
   /// module must match the interpreter) and the algorithm cuDNN's heuristics rank first among
-  /// those that need at most 256 MiB of workspace.
+  /// those that need at most 256 MiB of workspace; with a bias, the bias and activation
+  /// descriptors of the fused call too, and for the identity activation the one algorithm
+  /// cuDNN fuses it with (implicit precomputed GEMM).
   class Conv {
    public:
     ~Conv();
@@ -35,6 +37,7 @@ class Cudnn {
     friend class Cudnn;
     Conv() = default;
     void *x_ = nullptr, *w_ = nullptr, *conv_ = nullptr, *y_ = nullptr;
+    void *bias_ = nullptr, *activation_ = nullptr;  // the fused call's, when it has a bias
     int algorithm_ = 0;
     size_t workspace_bytes_ = 0;
   };
@@ -42,9 +45,10 @@ class Cudnn {
   /// Throws Error naming `kernel` when cuDNN refuses the description.
   std::unique_ptr<Conv> prepare(const codegen::CudnnConvArgs& args, std::string_view kernel) const;
 
-  /// Enqueues y = conv(x, w) on the stream, with `workspace` of at least conv.workspace_bytes().
-  void forward(const Conv& conv, CuDevicePtr x, CuDevicePtr w, CuDevicePtr y, CuDevicePtr workspace,
-               std::string_view kernel) const;
+  /// Enqueues y = conv(x, w) on the stream, with `workspace` of at least conv.workspace_bytes();
+  /// for a convolution prepared with a bias, y = activation(conv(x, w) + bias) in one call.
+  void forward(const Conv& conv, CuDevicePtr x, CuDevicePtr w, CuDevicePtr bias, CuDevicePtr y,
+               CuDevicePtr workspace, std::string_view kernel) const;
 
  private:
   void* handle_ = nullptr;

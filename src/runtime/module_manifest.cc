@@ -206,7 +206,9 @@ codegen::ConvSpec conv_spec(const Reader& r, const json& c, const std::string& k
                       ints("dilations"),
                       r.integer(c, "group", 1, kIntMax),
                       static_cast<int>(r.integer(c, "x", 0, kIntMax)),
-                      static_cast<int>(r.integer(c, "w", 0, kIntMax))};
+                      static_cast<int>(r.integer(c, "w", 0, kIntMax)),
+                      static_cast<int>(r.integer(c, "bias", -1, kIntMax)),
+                      r.boolean(c, "relu")};
   std::string why = codegen::conv_mismatch(s, library_types(r, inputs, kernel),
                                            library_types(r, outputs, kernel));
   check(why.empty(), "{}: kernel {}'s convolution does not fit its values: {}", r.path(), kernel,

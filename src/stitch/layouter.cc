@@ -91,10 +91,10 @@ KernelValue Layouter::kernel_value(const std::string& name, ModuleLayout& layout
 }
 
 void Layouter::lay_out_kernel(StitchedKernel& k, std::span<const ValueId> outputs,
-                              ModuleLayout& layout) {
+                              ModuleLayout& layout, std::optional<int64_t> min_weight_bytes) {
   k.external = k.backend == "dnnl" || k.backend == "reference";
-  k.graph =
-      codegen::extract_kernel_with_weight_inputs(graph_, k.primitives, outputs, min_weight_bytes_);
+  k.graph = codegen::extract_kernel_with_weight_inputs(
+      graph_, k.primitives, outputs, min_weight_bytes.value_or(min_weight_bytes_));
   k.inputs.clear();
   k.weights.clear();
   k.outputs.clear();

@@ -30,7 +30,9 @@ class Layouter {
   void plan_arena(const Plan& plan, ModuleLayout& layout);
   /// The kernel's graph, inputs and outputs for its backend (inputs and weights by location);
   /// kernels of the "dnnl" and "reference" backends are external (built by the runtime).
-  void lay_out_kernel(StitchedKernel& k, std::span<const ValueId> outputs, ModuleLayout& layout);
+  /// `min_weight_bytes`, when set, replaces the module's threshold for this kernel.
+  void lay_out_kernel(StitchedKernel& k, std::span<const ValueId> outputs, ModuleLayout& layout,
+                      std::optional<int64_t> min_weight_bytes = std::nullopt);
   /// Outputs no kernel writes are copied from where their values live.
   void place_copied_outputs(ModuleLayout& layout);
 

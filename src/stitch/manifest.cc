@@ -84,7 +84,9 @@ json kernel_json(const StitchedKernel& k) {
                               {"dilations", c->dilations},
                               {"group", c->group},
                               {"x", c->x},
-                              {"w", c->w}}}});
+                              {"w", c->w},
+                              {"bias", c->bias},
+                              {"relu", c->relu}}}});
       else
         launches.push_back(
             {{"function", l.function}, {"blocks", l.blocks}, {"threads", l.threads}});

@@ -11,7 +11,9 @@ namespace orch::codegen {
 namespace {
 
 // Each form the stitcher hands cuDNN: padded, strided with pads cuDNN cannot express but whose
-// output shape it reproduces, depthwise and dilated, grouped 1x1, 3-D.
+// output shape it reproduces, depthwise and dilated, grouped 1x1, 3-D; then the fused call's:
+// a bias as fission writes it (reshaped, broadcast, added) with its ReLU, a bias already of
+// the channel shape added first, and a 3-D one with its ReLU.
 const char* kConvolutions[] = {
     R"(graph g(%x: f32[2,4,9,9], %w: f32[8,4,3,3]) {
   %y: f32[2,8,9,9] = prim.Conv(%x, %w) {dilations = [1, 1], group = 1, pads = [1, 1, 1, 1], strides = [1, 1]}
@@ -33,6 +35,27 @@ const char* kConvolutions[] = {
   %y: f32[1,3,3,5,5] = prim.Conv(%x, %w) {dilations = [1, 1, 1], group = 1, pads = [0, 1, 1, 0, 1, 1], strides = [1, 1, 1]}
   return %y
 })",
+    R"(graph g(%x: f32[2,4,6,6], %w: f32[8,4,3,3], %b: f32[8]) {
+  %c: f32[2,8,6,6] = prim.Conv(%x, %w) {dilations = [1, 1], group = 1, pads = [1, 1, 1, 1], strides = [1, 1]}
+  %r: f32[1,8,1,1] = prim.Reshape(%b) {shape = [1, 8, 1, 1]}
+  %e: f32[2,8,6,6] = prim.Broadcast(%r) {shape = [2, 8, 6, 6]}
+  %s: f32[2,8,6,6] = prim.Elementwise(%c, %e) {fn = "add"}
+  %y: f32[2,8,6,6] = prim.Elementwise(%s) {fn = "relu"}
+  return %y
+})",
+    R"(graph g(%b: f32[1,6,1,1], %x: f32[1,6,7,7], %w: f32[6,1,3,3]) {
+  %e: f32[1,6,7,7] = prim.Broadcast(%b) {shape = [1, 6, 7, 7]}
+  %c: f32[1,6,7,7] = prim.Conv(%x, %w) {dilations = [1, 1], group = 6, pads = [1, 1, 1, 1], strides = [1, 1]}
+  %y: f32[1,6,7,7] = prim.Elementwise(%e, %c) {fn = "add"}
+  return %y
+})",
+    R"(graph g(%x: f32[1,2,4,5,5], %w: f32[3,2,2,3,3], %b: f32[1,3,1,1,1]) {
+  %c: f32[1,3,3,3,3] = prim.Conv(%x, %w) {dilations = [1, 1, 1], group = 1, pads = [0, 0, 0, 0, 0, 0], strides = [1, 1, 1]}
+  %e: f32[1,3,3,3,3] = prim.Broadcast(%b) {shape = [1, 3, 3, 3, 3]}
+  %s: f32[1,3,3,3,3] = prim.Elementwise(%c, %e) {fn = "add"}
+  %y: f32[1,3,3,3,3] = prim.Elementwise(%s) {fn = "relu"}
+  return %y
+})",
 };
 
 TEST(CudnnConv, CudnnArgumentsComputeWhatTheInterpreterComputes) {
@@ -46,7 +69,8 @@ TEST(CudnnConv, CudnnArgumentsComputeWhatTheInterpreterComputes) {
     CudnnConvArgs args =
         cudnn_arguments(*spec, inputs[spec->x].shape(), inputs[spec->w].shape(), want.shape());
     cross_correlation(args, inputs[spec->x].data<float>(), inputs[spec->w].data<float>(),
-                      got.mutable_data<float>());
+                      got.mutable_data<float>(),
+                      spec->bias < 0 ? nullptr : inputs[spec->bias].data<float>());
     for (int64_t i = 0; i < want.numel(); ++i)
       ASSERT_TRUE(close_enough(got.get(i), want.get(i), 1e-5, 1e-5))
           << text << "\nelement " << i << ": " << got.get(i) << " vs " << want.get(i);
@@ -81,6 +105,45 @@ TEST(CudnnConv, OtherKernelsAreNotConvolutions) {
   for (const char* text : kOthers) EXPECT_FALSE(conv_spec(parse_graph(text)).has_value()) << text;
 }
 
+TEST(CudnnConv, EpiloguesCudnnCannotFuseAreNotConvolutions) {
+  const char* kOthers[] = {
+      // A residual: the added tensor varies over the whole output.
+      R"(graph g(%x: f32[1,2,4,4], %w: f32[2,2,1,1], %z: f32[1,2,4,4]) {
+  %c: f32[1,2,4,4] = prim.Conv(%x, %w) {dilations = [1, 1], group = 1, pads = [0, 0, 0, 0], strides = [1, 1]}
+  %y: f32[1,2,4,4] = prim.Elementwise(%c, %z) {fn = "add"}
+  return %y
+})",
+      // As many values as channels, along the last dim.
+      R"(graph g(%x: f32[1,2,4,4], %w: f32[4,2,1,1], %b: f32[1,1,1,4]) {
+  %c: f32[1,4,4,4] = prim.Conv(%x, %w) {dilations = [1, 1], group = 1, pads = [0, 0, 0, 0], strides = [1, 1]}
+  %e: f32[1,4,4,4] = prim.Broadcast(%b) {shape = [1, 4, 4, 4]}
+  %y: f32[1,4,4,4] = prim.Elementwise(%c, %e) {fn = "add"}
+  return %y
+})",
+      // A ReLU without a bias, and a bias followed by another activation.
+      R"(graph g(%x: f32[1,2,4,4], %w: f32[2,2,1,1]) {
+  %c: f32[1,2,4,4] = prim.Conv(%x, %w) {dilations = [1, 1], group = 1, pads = [0, 0, 0, 0], strides = [1, 1]}
+  %y: f32[1,2,4,4] = prim.Elementwise(%c) {fn = "relu"}
+  return %y
+})",
+      R"(graph g(%x: f32[1,2,4,4], %w: f32[2,2,1,1], %b: f32[1,2,1,1]) {
+  %c: f32[1,2,4,4] = prim.Conv(%x, %w) {dilations = [1, 1], group = 1, pads = [0, 0, 0, 0], strides = [1, 1]}
+  %e: f32[1,2,4,4] = prim.Broadcast(%b) {shape = [1, 2, 4, 4]}
+  %s: f32[1,2,4,4] = prim.Elementwise(%c, %e) {fn = "add"}
+  %y: f32[1,2,4,4] = prim.Elementwise(%s) {fn = "sigmoid"}
+  return %y
+})",
+      // The convolution's own values are written too.
+      R"(graph g(%x: f32[1,2,4,4], %w: f32[2,2,1,1], %b: f32[1,2,1,1]) {
+  %c: f32[1,2,4,4] = prim.Conv(%x, %w) {dilations = [1, 1], group = 1, pads = [0, 0, 0, 0], strides = [1, 1]}
+  %e: f32[1,2,4,4] = prim.Broadcast(%b) {shape = [1, 2, 4, 4]}
+  %y: f32[1,2,4,4] = prim.Elementwise(%c, %e) {fn = "add"}
+  return %c, %y
+})",
+  };
+  for (const char* text : kOthers) EXPECT_FALSE(conv_spec(parse_graph(text)).has_value()) << text;
+}
+
 TEST(CudnnConv, MismatchNamesTheProblem) {
   ConvSpec s{{1, 1}, {1, 1}, {1, 1}, 1, 0, 1};
   std::vector<TensorType> in = {{DType::f32, {2, 4, 9, 9}}, {DType::f32, {8, 4, 3, 3}}};
@@ -98,6 +161,14 @@ TEST(CudnnConv, MismatchNamesTheProblem) {
   s.strides = {1, 2147483647};
   s.pads = {1, 2147483647};
   EXPECT_NE(conv_mismatch(s, in, out).find("output dim 3 is 9"), std::string::npos);
+  s = {{1, 1}, {1, 1}, {1, 1}, 1, 0, 1, 2, true};
+  in.push_back({DType::f32, {8}});
+  EXPECT_EQ(conv_mismatch(s, in, out), "");
+  in[2] = {DType::f32, {4}};
+  EXPECT_EQ(conv_mismatch(s, in, out),
+            "bias f32[4] is not one f32 per output channel of W [8,4,3,3]");
+  s.bias = -1;
+  EXPECT_EQ(conv_mismatch(s, in, out), "a ReLU without a bias (cuDNN's fused call takes one)");
 }
 
 }  // namespace

@@ -277,7 +277,9 @@ json cudnn_manifest() {
                       {"dilations", {1, 1}},
                       {"group", 1},
                       {"x", 0},
-                      {"w", 1}}}}};
+                      {"w", 1},
+                      {"bias", -1},
+                      {"relu", false}}}}};
   return m;
 }
 
@@ -307,6 +309,10 @@ TEST(ModuleManifest, RejectsAConvolutionThatDoesNotFitItsValues) {
        "field 'strides' is out of range"},
       {[](json& c) { c["dilations"] = {1}; }, "are not 2 or 3 spatial dims"},
       {[](json& c) { c.erase("x"); }, "missing field 'x'"},
+      {[](json& c) { c["bias"] = 2; }, "bias 2 of 2 inputs"},
+      {[](json& c) { c["bias"] = -2; }, "field 'bias' is out of range"},
+      {[](json& c) { c["relu"] = true; }, "a ReLU without a bias"},
+      {[](json& c) { c["bias"] = 0; }, "bias f32[1,1,2,3] is not one f32 per output channel"},
   };
   for (const Case& c : cases) {
     json m = cudnn_manifest();

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "codegen/cuda/cuda_source.h"
+#include "codegen/kernel.h"
 #include "ir/error.h"
 
 namespace orch::codegen {
@@ -32,6 +33,13 @@ std::optional<LibraryCall> library_call(const Graph& kernel, const CudaLibraries
     if (std::optional<ConvSpec> conv = conv_spec(kernel))
       return LibraryCall{"cudnn", CudaLaunch{.conv = conv}};
   return std::nullopt;
+}
+
+std::optional<LibraryCall> library_call_of(const Graph& graph, std::span<const NodeId> members,
+                                           std::span<const ValueId> outputs,
+                                           const CudaLibraries& allowed) {
+  return library_call(
+      extract_kernel_with_weight_inputs(graph, members, outputs, kLibraryMinWeightBytes), allowed);
 }
 
 }  // namespace orch::codegen

@@ -60,11 +60,22 @@ struct LibraryCall {
   CudaLaunch launch;
 };
 
-/// The library call among `allowed` that computes `kernel` (as the stitcher extracts it, large
-/// constants as inputs): cuBLAS for a lone MatMul (gemm_spec), cuDNN for a lone convolution
-/// (conv_spec), rather than generated code, which stages nothing in shared memory. nullopt for
-/// any other kernel.
+/// The library call among `allowed` that computes `kernel` (as the stitcher extracts it,
+/// library_call_of): cuBLAS for a lone MatMul (gemm_spec), cuDNN for a convolution, perhaps
+/// with its bias and ReLU (conv_spec), rather than generated code, which stages nothing in
+/// shared memory. nullopt for any other kernel.
 std::optional<LibraryCall> library_call(const Graph& kernel, const CudaLibraries& allowed);
+
+/// Constants of this many bytes or more are inputs of a kernel that a library computes: all of
+/// them, as a library reads its operands from device memory (a bias of a few channels too);
+/// generated code bakes constants under the stitcher's min_weight_bytes into its source.
+inline constexpr int64_t kLibraryMinWeightBytes = 1;
+
+/// library_call on candidate `members` of `graph` writing `outputs`, extracted as the stitcher
+/// extracts a library call's kernel (kLibraryMinWeightBytes).
+std::optional<LibraryCall> library_call_of(const Graph& graph, std::span<const NodeId> members,
+                                           std::span<const ValueId> outputs,
+                                           const CudaLibraries& allowed);
 
 /// The CUDA C of one kernel graph.
 ///
