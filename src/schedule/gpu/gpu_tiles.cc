@@ -208,8 +208,27 @@ std::string check_shapes(const Shape& shape, const GpuTileConfig& c) {
   return "";
 }
 
+// The global-memory bytes finish counts for the values `counted` selects, without the sector
+// rounding of either access kind: every region's bytes, which both kinds move at least.
+int64_t least_global_bytes(const TileGraph& tg, const BlockPlan& plan,
+                           const std::vector<bool>& counted) {
+  const Graph& g = *tg.graph;
+  int64_t bytes = 0;
+  for (ValueId v = 0; v < static_cast<ValueId>(g.num_values()); ++v) {
+    if (!counted[v]) continue;
+    for (size_t c = 0; c < plan.tiles.regions.size(); ++c)
+      if (const std::optional<Box>& r = plan.tiles.regions[c][v])
+        bytes += plan.tiles.counts[c] * box_elements(*r) * esize_of(g, v);
+  }
+  return bytes;
+}
+
+// The cost of `config` with `plan`. A legal config whose time cannot come under `prune_at` (its
+// compute and its least global traffic, quantized by its waves) is returned illegal, its reason
+// "pruned", before the warp access analysis, most of the search's time.
 GpuTileCost finish(const TileGraph& tg, const GpuMachine& gpu, const GpuTileConfig& config,
-                   const BlockPlan& plan) {
+                   const BlockPlan& plan,
+                   double prune_at = std::numeric_limits<double>::infinity()) {
   const Graph& g = *tg.graph;
   const Shape& shape = g.value(tg.root).type.shape;
   GpuTileCost cost;
@@ -226,19 +245,38 @@ GpuTileCost finish(const TileGraph& tg, const GpuMachine& gpu, const GpuTileConf
   cost.legal = cost.reason.empty();
   if (!cost.legal) return cost;
   cost.waves = ceil_div(cost.blocks, int64_t{gpu.sm_count} * cost.blocks_per_sm);
+  // Each block gets its share of bandwidth and FLOPs as if whole waves ran: a last partial wave
+  // costs as much as a full one.
+  double compute_s = static_cast<double>(cost.flops) / (gpu.peak_fp32_gflops * 1e9);
+  double slots = static_cast<double>(gpu.sm_count) * cost.blocks_per_sm;
+  double quantization = static_cast<double>(cost.waves) * slots / static_cast<double>(cost.blocks);
   // The interior block (index 1 where a dim has three blocks or more) stands for all.
-  std::vector<int64_t> lo(shape.size());
-  for (size_t d = 0; d < shape.size(); ++d)
-    lo[d] = ceil_div(shape[d], config.block[d]) >= 3 ? config.block[d] : 0;
   const Regions& interior = plan.tiles.regions[plan.tiles.interior];
-  WarpPoints points = warp_points(tg, config.block, config.thread, lo, gpu.warp_size);
-  int64_t inner = config.thread.empty() ? 1 : config.thread.back();
   std::vector<bool> is_output(g.num_values(), false);
   for (ValueId v : g.outputs()) is_output[v] = !tg.hoisted[v];
+  std::vector<bool> counted(g.num_values(), false);
   for (ValueId v = 0; v < static_cast<ValueId>(g.num_values()); ++v) {
     const Value& value = g.value(v);
     bool input = value.producer == kNoNode && !immediate(value);
-    if (!interior[v] || (!input && !is_output[v])) continue;
+    counted[v] = interior[v] && (input || is_output[v]);
+  }
+  if (prune_at < std::numeric_limits<double>::infinity()) {
+    double least_memory_s =
+        static_cast<double>(least_global_bytes(tg, plan, counted)) / (gpu.hbm_gbs * 1e9);
+    if (std::max(least_memory_s, compute_s) * quantization * 1e6 >= prune_at) {
+      cost.legal = false;
+      cost.reason = "pruned";
+      return cost;
+    }
+  }
+  std::vector<int64_t> lo(shape.size());
+  for (size_t d = 0; d < shape.size(); ++d)
+    lo[d] = ceil_div(shape[d], config.block[d]) >= 3 ? config.block[d] : 0;
+  WarpPoints points = warp_points(tg, config.block, config.thread, lo, gpu.warp_size);
+  int64_t inner = config.thread.empty() ? 1 : config.thread.back();
+  for (ValueId v = 0; v < static_cast<ValueId>(g.num_values()); ++v) {
+    const Value& value = g.value(v);
+    if (!counted[v]) continue;
     GlobalAccess a;
     a.value = v;
     a.write = is_output[v];
@@ -270,14 +308,9 @@ GpuTileCost finish(const TileGraph& tg, const GpuMachine& gpu, const GpuTileConf
   for (ValueId v = 0; v < static_cast<ValueId>(g.num_values()); ++v)
     if (plan.staged[v] && warp[v]) per_warp += box_elements(*warp[v]) * esize_of(g, v);
   cost.shared_traffic = per_warp * ceil_div(cost.threads, gpu.warp_size) * cost.blocks;
-  // Each block gets its share of bandwidth and FLOPs as if whole waves ran: a last partial wave
-  // costs as much as a full one.
   double memory_s = static_cast<double>(cost.global_bytes) / (gpu.hbm_gbs * 1e9);
   double shared_s =
       static_cast<double>(cost.shared_traffic) / (gpu.shared_gbs_per_sm * gpu.sm_count * 1e9);
-  double compute_s = static_cast<double>(cost.flops) / (gpu.peak_fp32_gflops * 1e9);
-  double slots = static_cast<double>(gpu.sm_count) * cost.blocks_per_sm;
-  double quantization = static_cast<double>(cost.waves) * slots / static_cast<double>(cost.blocks);
   cost.time_us = std::max({memory_s, shared_s, compute_s}) * quantization * 1e6;
   return cost;
 }
@@ -346,7 +379,11 @@ std::vector<ScoredGpuConfig> gpu_configs(const TileGraph& tg, const GpuMachine& 
         continue;
       if (!plan) plan = plan_block(tg, gpu, block, -1);
       GpuTileConfig config{block, thread, plan->reduce_step};
-      GpuTileCost cost = finish(tg, gpu, config, *plan);
+      // Once `limit` are kept, a config must beat the slowest of them to be kept.
+      double prune_at = static_cast<int64_t>(found.size()) == keep
+                            ? found.back().cost.time_us
+                            : std::numeric_limits<double>::infinity();
+      GpuTileCost cost = finish(tg, gpu, config, *plan, prune_at);
       if (!cost.legal) continue;
       // Only the fastest `limit` are kept, in order, ties in enumeration order (as a stable sort
       // of all of them would leave them): at batch 16 a kernel has 10^5 legal configs.
