@@ -123,9 +123,12 @@ void Tuner::collect_unique() {
       if (write_cost())
         u.write_us =
             profile::kernel_output_bytes(kernel) / (machine_.levels.back().bandwidth_gbs * 1e3);
+      // Only measured tuning reads it (its kinds and epilogue batches): an analytic CUDA plan
+      // asks cuda_cost_us, which finds the library call itself.
       u.library =
-          gpu_ ? codegen::library_call_of(model_.graph, members, outputs, options_.cuda_libraries)
-                     .has_value()
+          gpu_ ? !options_.analytic && codegen::library_call_of(model_.graph, members, outputs,
+                                                                options_.cuda_libraries)
+                                           .has_value()
                : codegen::dnnl_backend().reject(kernel).empty();
       u.kind = kernel_kind(kernel, u.bound_us, u.library);
       u.primitives = static_cast<int>(c.primitives.size());
