@@ -1,11 +1,12 @@
 // Measuring CUDA kernels for the BLP (orch optimize --target cuda without --compile-only). Each
 // candidate kernel is stitched alone into a CUDA module (stitch_cuda: the code, GPU tile config
 // and library call the final module gives it), checked against the interpreter on the GPU and
-// timed with CUDA events around its launches (codegen::Kernel::device_times_us), in the
-// profiler's child processes (profile/profiler.h): a kernel that faults or hangs costs that
-// candidate, not the run. The tuning process itself never initializes CUDA, which a forked
-// child could not use then: what it must know of the GPU it asks a child of its own
-// (detect_gpu_in_child).
+// timed with CUDA events between runs queued back to back (CudaModule::back_to_back_ms, through
+// codegen::Kernel::device_times_us): as in a module, no launch waits on an idle stream, and a
+// kernel shorter than a launch costs the launch. This runs in the profiler's child processes
+// (profile/profiler.h): a kernel that faults or hangs costs that candidate, not the run. The
+// tuning process itself never initializes CUDA, which a forked child could not use then: what
+// it must know of the GPU it asks a child of its own (detect_gpu_in_child).
 #pragma once
 
 #include "codegen/cuda/cuda_source.h"

@@ -350,6 +350,31 @@ double CudaModule::median_ms(int repeat, bool graph) {
   return n % 2 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2;
 }
 
+std::vector<double> CudaModule::back_to_back_ms(int repeat) {
+  check(repeat >= 1, "back_to_back_ms: repeat must be at least 1");
+  Impl& m = *impl_;
+  const CudaDriver& d = *m.d;
+  cuda_check(d, d.ctx_set_current(m.context), "selecting the CUDA context");
+  m.launch_plan(false);                        // the warm-up
+  std::vector<std::unique_ptr<Event>> events;  // events[r] before run r, events[repeat] after all
+  for (int r = 0; r <= repeat; ++r) events.push_back(std::make_unique<Event>(d));
+  cuda_check(d, d.event_record(events[0]->event, m.stream), "recording an event");
+  for (int r = 0; r < repeat; ++r) {
+    m.launch_plan(false);
+    cuda_check(d, d.event_record(events[static_cast<size_t>(r) + 1]->event, m.stream),
+               "recording an event");
+  }
+  cuda_check(d, d.event_synchronize(events.back()->event), "running the module");
+  std::vector<double> ms;
+  for (size_t r = 0; r < static_cast<size_t>(repeat); ++r) {
+    float elapsed = 0;
+    cuda_check(d, d.event_elapsed_ms(&elapsed, events[r]->event, events[r + 1]->event),
+               "reading an event");
+    ms.push_back(elapsed);
+  }
+  return ms;
+}
+
 std::vector<std::vector<double>> CudaModule::kernel_ms(int repeat) {
   check(repeat >= 1, "kernel_ms: repeat must be at least 1");
   Impl& m = *impl_;

@@ -53,6 +53,13 @@ class CudaModule {
   /// replayed as the CUDA graph of set_graph instead.
   double median_ms(int repeat, bool graph = false);
 
+  /// The device time of each of `repeat` runs of the launch sequence, in milliseconds, the runs
+  /// enqueued back to back after one warm-up (an event between consecutive runs, one wait at
+  /// the end), on the inputs of the last run: no run starts on a stream the host left idle, as
+  /// none does in a module whose launches are queued ahead. What measuring a candidate kernel
+  /// alone times (driver/cuda_measure.h).
+  std::vector<double> back_to_back_ms(int repeat);
+
   /// The device time of each kernel's launches, in milliseconds, over `repeat` runs after one
   /// warm-up, on the inputs of the last run: CUDA events recorded between consecutive kernels,
   /// one vector per run. For `orch run DIR --repeat N --profile`.
