@@ -184,8 +184,9 @@ void add_optimize_command(CLI::App& app) {
                   "shipped name (h200, a100) or 'this' (as this machine's driver describes its "
                   "GPU); default: 'this' when measuring, h200 with --compile-only");
   cmd->add_option("--gpu-libraries", args->gpu_libraries,
-                  "With --target cuda: the vendor libraries a lone MatMul or convolution may "
-                  "call, cublas,cudnn (default), cublas, cudnn or none (generated code only)");
+                  "With --target cuda: the vendor libraries a lone MatMul, or a convolution with "
+                  "perhaps its bias and ReLU, may call: cublas,cudnn (default), cublas, cudnn or "
+                  "none (generated code only)");
   cmd->add_flag("--compile-only", args->compile_only,
                 "Measure nothing on the target: plan with analytic costs (like --analytic) and "
                 "compile; a CUDA module is validated by running its code on the host unless "
