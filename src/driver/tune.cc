@@ -41,7 +41,8 @@ Tuner::Tuner(TunedModel& model, const TuneOptions& options)
 
 void Tuner::measure_on_gpu() {
   const bool on_host = options_.cuda_measure_on_host;
-  schedule::GpuMachine device = on_host ? *gpu_ : detect_gpu_in_child();
+  // `gpu_` is the device already when it was described by its driver (--gpu this).
+  schedule::GpuMachine device = on_host || options_.gpu == kThisGpu ? *gpu_ : detect_gpu_in_child();
   check(device.cc_major == gpu_->cc_major && device.cc_minor == gpu_->cc_minor,
         "the GPU description '{}' is sm_{}{}, this machine's GPU '{}' sm_{}{}: measure with "
         "--gpu {}, or plan for '{}' with --compile-only",
@@ -160,8 +161,10 @@ void Tuner::collect_unique() {
 }
 
 KernelKind Tuner::kernel_kind(const Graph& kernel, double bound_us, bool library) const {
-  double compute_us = profile::kernel_flops(kernel) / (profile::peak_gflops(machine_) * 1e3);
-  if (gpu_ ? !cuda_compute_bound(kernel, *gpu_) : compute_us < bound_us) return KernelKind::memory;
+  bool compute_bound =
+      gpu_ ? cuda_compute_bound(kernel, *gpu_)
+           : profile::kernel_flops(kernel) / (profile::peak_gflops(machine_) * 1e3) >= bound_us;
+  if (!compute_bound) return KernelKind::memory;
   return library ? KernelKind::library_compute : KernelKind::generated_compute;
 }
 

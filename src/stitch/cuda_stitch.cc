@@ -100,19 +100,14 @@ StitchResult stitch_cuda(const Graph& graph, const OrchestrationProblem& problem
   for (size_t i = 0; i < plan.kernels.size(); ++i) {
     StitchedKernel k = plan_kernel(graph, problem, plan, choices, i, outputs);
     k.backend = "cuda";
-    // A library call reads every constant from the weights; its operand indices are those of
-    // the kernel graph so laid out.
-    bool library =
-        codegen::library_call_of(graph, k.primitives, outputs, options.cuda_libraries).has_value();
+    // A library call reads every constant from the weights: laid out with library_call_of's
+    // threshold, the kernel graph is the one whose input positions the call names.
+    calls.push_back(codegen::library_call_of(graph, k.primitives, outputs, options.cuda_libraries));
     layouter.lay_out_kernel(
         k, outputs, layout,
-        library ? std::optional(codegen::kLibraryMinWeightBytes) : std::nullopt);
+        calls.back() ? std::optional(codegen::kLibraryMinWeightBytes) : std::nullopt);
     std::string why = codegen::cuda_reject(k.graph);
     check(why.empty(), "kernel {} cannot be generated for CUDA: {}", k.name, why);
-    calls.push_back(library ? codegen::library_call(k.graph, options.cuda_libraries)
-                            : std::nullopt);
-    check(calls.back().has_value() == library,
-          "kernel {}: its library call changed with its layout", k.name);
     kernels.push_back(std::move(k));
   }
   std::vector<std::optional<schedule::ScoredGpuConfig>> configs = best_configs(kernels, calls, gpu);
