@@ -391,7 +391,7 @@ Regions propagate(const TileGraph& tg, const Box& tile) {
 }
 
 Box map_box(const TileGraph& tg, NodeId n, size_t slot, const Box& out,
-            const std::vector<int64_t>& steps) {
+            const std::vector<int64_t>& steps, const std::vector<int64_t>& starts) {
   const Graph& g = *tg.graph;
   const Shape& shape = g.value(g.node(n).inputs[slot]).type.shape;
   if (!tg.maps[n]) return full_box(shape);
@@ -401,10 +401,12 @@ Box map_box(const TileGraph& tg, NodeId n, size_t slot, const Box& out,
       return *box;
   auto eval = [&](const Box& o) {
     std::vector<Interval> loops = o;
-    for (size_t r = 0; r < map.reduce_extents.size(); ++r)
-      loops.push_back({0, (steps.empty() ? map.reduce_extents[r]
-                                         : std::min(steps.at(r), map.reduce_extents[r])) -
-                              1});
+    for (size_t r = 0; r < map.reduce_extents.size(); ++r) {
+      int64_t start = starts.empty() ? 0 : starts.at(r);
+      int64_t end = steps.empty() ? map.reduce_extents[r]
+                                  : std::min(start + steps.at(r), map.reduce_extents[r]);
+      loops.push_back({start, end - 1});
+    }
     Box box;
     for (size_t d = 0; d < shape.size(); ++d) {
       Interval dim{0, shape[d] - 1};

@@ -55,13 +55,14 @@ using Regions = std::vector<std::optional<Box>>;
 /// Every graph output is written with the root's tile projected onto it (size-1 dims whole).
 Regions propagate(const TileGraph& tg, const Box& tile);
 
-/// The box of input `slot` of node `n` for its output box `out` when each reduce axis spans only
-/// [0, step-1] (one reduce step); `steps` empty means whole reduce axes. A floordiv/mod map is
+/// The box of input `slot` of node `n` for its output box `out` when each reduce axis r spans only
+/// [starts[r], starts[r] + steps[r] - 1] (one reduce step; `starts` empty: from 0); `steps`
+/// empty means whole reduce axes. A floordiv/mod map is
 /// evaluated per point of the outer output dims (all but the innermost, up to 256 points) and
 /// the results joined; a Reshape is evaluated per group of dims with equal products (exact
 /// boxes where the map's generic bounds would mix rows). The whole input for a node without a map.
 Box map_box(const TileGraph& tg, NodeId n, size_t slot, const Box& out,
-            const std::vector<int64_t>& steps = {});
+            const std::vector<int64_t>& steps = {}, const std::vector<int64_t>& starts = {});
 
 /// Elements of a box.
 int64_t box_elements(const Box& box);

@@ -1,12 +1,15 @@
 // Host emulation: the generated source after the host prelude, plus one trampoline per function
 // (the __global__ functions take typed pointers; a trampoline takes them as void*), compiled
-// into a shared library in a temporary directory and run one thread at a time.
+// into a shared library in a temporary directory and run one thread at a time (as fibers where
+// the code has barriers).
 #include "codegen/cuda/cuda_emulate.h"
 
 #include <dlfcn.h>
 #include <fmt/format.h>
 #include <stdlib.h>
+#include <ucontext.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -23,6 +26,74 @@ namespace fs = std::filesystem;
 
 using SetFn = void (*)(unsigned, unsigned, unsigned, unsigned);
 using CallFn = void (*)(void* const*);
+using BarrierFn = void (*)();
+
+// The threads of one block as fibers: each runs until it reaches a barrier or returns, then
+// the next runs; a round in which all wait at a barrier releases them. CUDA requires every
+// thread of a block to reach each barrier, so a round where some return and some wait is an
+// error (on a GPU it would hang or corrupt the block).
+constexpr size_t kFiberStack = 64 * 1024;
+
+struct Fibers {
+  enum State { running, waiting, done };
+  ucontext_t scheduler;
+  std::vector<ucontext_t> threads;
+  std::vector<State> state;
+  std::vector<std::unique_ptr<char[]>> stacks;
+  size_t current = 0;
+  CallFn call = nullptr;
+  void* const* args = nullptr;
+};
+
+thread_local Fibers* active = nullptr;
+
+void barrier() {
+  Fibers& f = *active;
+  f.state[f.current] = Fibers::waiting;
+  swapcontext(&f.threads[f.current], &f.scheduler);
+}
+
+void fiber_main() {
+  Fibers& f = *active;
+  f.call(f.args);
+  f.state[f.current] = Fibers::done;  // uc_link returns to the scheduler
+}
+
+// Runs block `block` of a launch whose code has barriers.
+void run_block(Fibers& f, SetFn set, unsigned block, unsigned threads, unsigned blocks,
+               const std::string& function) {
+  f.threads.resize(threads);
+  f.state.assign(threads, Fibers::running);
+  while (f.stacks.size() < threads) f.stacks.push_back(std::make_unique<char[]>(kFiberStack));
+  for (unsigned t = 0; t < threads; ++t) {
+    getcontext(&f.threads[t]);
+    f.threads[t].uc_stack.ss_sp = f.stacks[t].get();
+    f.threads[t].uc_stack.ss_size = kFiberStack;
+    f.threads[t].uc_link = &f.scheduler;
+    makecontext(&f.threads[t], fiber_main, 0);
+  }
+  active = &f;
+  for (;;) {
+    for (unsigned t = 0; t < threads; ++t) {
+      if (f.state[t] == Fibers::done) continue;
+      f.state[t] = Fibers::running;
+      f.current = t;
+      set(block, t, blocks, threads);
+      swapcontext(&f.scheduler, &f.threads[t]);
+    }
+    auto finished = std::count(f.state.begin(), f.state.end(), Fibers::done);
+    if (finished == static_cast<std::ptrdiff_t>(threads)) break;
+    if (finished != 0) {
+      // The waiting fibers are abandoned: their contexts are rebuilt before any other block.
+      active = nullptr;
+      throw Error(
+          fmt::format("{}: block {}: {} of {} threads returned while the others wait at "
+                      "a barrier",
+                      function, block, finished, threads));
+    }
+  }
+  active = nullptr;
+}
 
 // A fresh directory under $TMPDIR (or /tmp), removed with everything in it.
 struct TempDir {
@@ -92,6 +163,8 @@ void check_inputs(const Graph& kernel, std::span<const Tensor> inputs) {
 struct HostKernels::Impl {
   std::unique_ptr<Library> library;
   SetFn set = nullptr;
+  bool barriers = false;  // the code has __syncthreads: threads run as fibers
+  int (*take_faults)() = nullptr;
   std::map<std::string, std::pair<CallFn, int>> functions;  // name -> trampoline, parameters
 };
 
@@ -115,6 +188,11 @@ HostKernels::HostKernels(const std::string& code, std::span<const HostFunction> 
   }
   impl_->library = std::make_unique<Library>(so);
   impl_->set = reinterpret_cast<SetFn>(impl_->library->symbol("orch_emulate_set"));
+  impl_->take_faults =
+      reinterpret_cast<int (*)()>(impl_->library->symbol("orch_emulate_take_faults"));
+  reinterpret_cast<void (*)(BarrierFn)>(impl_->library->symbol("orch_emulate_set_barrier"))(
+      barrier);
+  impl_->barriers = code.find("__syncthreads") != std::string::npos;
   for (const HostFunction& f : functions)
     impl_->functions[f.name] = {
         reinterpret_cast<CallFn>(impl_->library->symbol("orch_host_" + f.name)), f.parameters};
@@ -130,12 +208,23 @@ void HostKernels::launch(const CudaLaunch& launch, std::span<void* const> args) 
         launch.function, parameters, args.size());
   auto blocks = static_cast<unsigned>(launch.blocks);
   auto threads = static_cast<unsigned>(launch.threads);
-  for (unsigned b = 0; b < blocks; ++b) {
-    for (unsigned t = 0; t < threads; ++t) {
-      impl_->set(b, t, blocks, threads);
-      call(args.data());
+  if (impl_->barriers) {
+    Fibers fibers;
+    fibers.call = call;
+    fibers.args = args.data();
+    for (unsigned b = 0; b < blocks; ++b)
+      run_block(fibers, impl_->set, b, threads, blocks, launch.function);
+  } else {
+    for (unsigned b = 0; b < blocks; ++b) {
+      for (unsigned t = 0; t < threads; ++t) {
+        impl_->set(b, t, blocks, threads);
+        call(args.data());
+      }
     }
   }
+  int faults = impl_->take_faults();
+  check(faults == 0, "{}: {} reads outside the regions staged in shared memory", launch.function,
+        faults);
 }
 
 std::vector<std::vector<Tensor>> cuda_emulate_all(std::span<const CudaEmulation> runs,

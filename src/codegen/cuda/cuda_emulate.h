@@ -1,8 +1,9 @@
 // Runs generated CUDA C on the host: the check of the CUDA emitter against the interpreter on
 // machines without a GPU. The kernel source is compiled with the host C++ compiler after a
 // prelude that defines the CUDA names it uses (__global__, threadIdx, blockIdx, the math
-// helpers); each launch runs its blocks and threads one after another. Valid because generated
-// phases use no shared memory or barriers (cuda_source.h).
+// helpers); each launch runs its blocks one after another, and a block's threads one after
+// another, as fibers when the code has barriers (__syncthreads switches to the next thread).
+// Reads of shared arrays are checked against their staged boxes (ORCH_IN).
 #pragma once
 
 #include <memory>

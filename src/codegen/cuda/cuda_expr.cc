@@ -80,6 +80,12 @@ std::string PhaseEmitter::compute(ValueId v, const std::vector<std::string>& coo
   return e.text;
 }
 
+std::string PhaseEmitter::read(ValueId v, const std::vector<std::string>& coords) {
+  std::vector<Ix> idx;
+  for (const std::string& c : coords) idx.push_back({c, 0});
+  return at(v, idx).text;
+}
+
 std::string PhaseEmitter::code() const {
   std::string s;
   for (const std::string& line : scopes_[0].lines) s += line + "\n";
@@ -91,10 +97,46 @@ void PhaseEmitter::emit(int depth, std::string line) {
 }
 
 PhaseEmitter::Ix PhaseEmitter::open_loop(int64_t extent) {
+  return open_loop("0", std::to_string(extent));
+}
+
+PhaseEmitter::Ix PhaseEmitter::open_loop(const std::string& begin, const std::string& end) {
   std::string var = fmt::format("r{}", next_++);
-  loop_headers_.push_back(fmt::format("for (long long {0} = 0; {0} < {1}; ++{0}) {{", var, extent));
+  loop_headers_.push_back(
+      fmt::format("for (long long {0} = {1}; {0} < {2}; ++{0}) {{", var, begin, end));
   scopes_.emplace_back();
   return {var, static_cast<int>(scopes_.size()) - 1};
+}
+
+void PhaseEmitter::step_reduction(ValueId value, std::string acc, std::vector<std::string> starts,
+                                  int64_t step) {
+  stepping_ = Stepping{value, std::move(acc), std::move(starts), step};
+}
+
+std::string PhaseEmitter::initial_value(const Node& n) const {
+  DType t = dtype(n.inputs[0]);
+  if (n.op != "prim.Reduce") return literal(t, Tensor::scalar(t, 0.0), 0);
+  std::string kind = attr_string(n.attrs, "kind", "");
+  double inf = std::numeric_limits<double>::infinity();
+  double init = kind == "sum" ? 0.0 : kind == "prod" ? 1.0 : kind == "max" ? -inf : inf;
+  return literal(t, Tensor::scalar(t, init), 0);
+}
+
+// A fresh accumulator declared where the reduction starts, or the stepped one.
+std::string PhaseEmitter::accumulator(const Node& n) {
+  if (stepping_ && stepping_->value == n.outputs[0]) return stepping_->acc;
+  std::string acc = fmt::format("acc{}", next_++);
+  emit(static_cast<int>(scopes_.size()) - 1,
+       fmt::format("{} {} = {};", value_type(dtype(n.inputs[0])), acc, initial_value(n)));
+  return acc;
+}
+
+// The loop over reduce axis `axis` of `n`: whole, or the current step's window.
+PhaseEmitter::Ix PhaseEmitter::reduce_loop(const Node& n, size_t axis, int64_t extent) {
+  if (!stepping_ || stepping_->value != n.outputs[0]) return open_loop(extent);
+  const std::string& start = stepping_->starts.at(axis);
+  return open_loop(start,
+                   fmt::format("orch_clamp({} + {}, 0LL, {}LL)", start, stepping_->step, extent));
 }
 
 void PhaseEmitter::close_loop() {
@@ -148,13 +190,17 @@ PhaseEmitter::Ix PhaseEmitter::at(ValueId v, const std::vector<Ix>& idx) {
 
 PhaseEmitter::Ix PhaseEmitter::load(ValueId v, const std::vector<Ix>& idx) {
   const ValueHome& home = homes_[v];
-  check(home.kind == ValueHome::pointer || home.kind == ValueHome::array,
+  check(home.kind == ValueHome::pointer || home.kind == ValueHome::array ||
+            home.kind == ValueHome::shared,
         "value '{}' has no storage", g_.value(v).name);
-  const Shape& s = shape(v);
+  const Shape& s = home.kind == ValueHome::shared ? home.size : shape(v);
   Ix flat = constant(0);
   int64_t stride = 1;
   for (size_t d = s.size(); d-- > 0;) {
-    flat = add(mul(idx[d], stride), flat);
+    Ix i = idx[d];
+    if (home.kind == ValueHome::shared)
+      i = {fmt::format("ORCH_IN({} - {}, {})", i.text, home.origin[d], s[d]), i.depth};
+    flat = add(mul(i, stride), flat);
     stride *= s[d];
   }
   std::string read = fmt::format("{}[{}]", home.name, flat.text);
@@ -235,14 +281,11 @@ PhaseEmitter::Ix PhaseEmitter::reduce(const Node& n, const std::vector<Ix>& idx)
   for (int64_t& a : axes) a = static_cast<int64_t>(normalize(a, xs.size()));
   std::sort(axes.begin(), axes.end());
   std::string kind = attr_string(n.attrs, "kind", "");
-  double inf = std::numeric_limits<double>::infinity();
-  double init = kind == "sum" ? 0.0 : kind == "prod" ? 1.0 : kind == "max" ? -inf : inf;
   int base = static_cast<int>(scopes_.size()) - 1;
-  std::string acc = fmt::format("acc{}", next_++);
-  emit(base,
-       fmt::format("{} {} = {};", value_type(t), acc, literal(t, Tensor::scalar(t, init), 0)));
+  std::string acc = accumulator(n);
   std::vector<Ix> in = idx;
-  for (int64_t a : axes) in[static_cast<size_t>(a)] = open_loop(xs[static_cast<size_t>(a)]);
+  for (size_t i = 0; i < axes.size(); ++i)
+    in[static_cast<size_t>(axes[i])] = reduce_loop(n, i, xs[static_cast<size_t>(axes[i])]);
   Ix e = at(x, in);
   std::string step = kind == "sum"    ? elementwise_expr("add", {acc, e.text}, t, t)
                      : kind == "prod" ? elementwise_expr("mul", {acc, e.text}, t, t)
@@ -257,9 +300,8 @@ PhaseEmitter::Ix PhaseEmitter::matmul(const Node& n, const std::vector<Ix>& idx)
   const Shape& as = shape(n.inputs[0]);
   size_t rank = as.size();
   int base = static_cast<int>(scopes_.size()) - 1;
-  std::string acc = fmt::format("acc{}", next_++);
-  emit(base, fmt::format("{} {} = 0;", value_type(t), acc));
-  Ix k = open_loop(as[rank - 1]);
+  std::string acc = accumulator(n);
+  Ix k = reduce_loop(n, 0, as[rank - 1]);
   std::vector<Ix> ai = idx, bi = idx;
   ai[rank - 1] = k;
   bi[rank - 2] = k;
@@ -286,11 +328,10 @@ PhaseEmitter::Ix PhaseEmitter::conv(const Node& n, const std::vector<Ix>& idx) {
   int64_t c_per_group = transposed ? ws[0] / group : ws[1];
   int64_t m_per_group = transposed ? ws[1] : ys[1] / group;
   int base = static_cast<int>(scopes_.size()) - 1;
-  std::string acc = fmt::format("acc{}", next_++);
-  emit(base, fmt::format("{} {} = 0;", value_type(t), acc));
-  Ix rc = open_loop(c_per_group);
+  std::string acc = accumulator(n);
+  Ix rc = reduce_loop(n, 0, c_per_group);
   std::vector<Ix> k;
-  for (size_t s = 0; s < spatial; ++s) k.push_back(open_loop(ws[2 + s]));
+  for (size_t s = 0; s < spatial; ++s) k.push_back(reduce_loop(n, 1 + s, ws[2 + s]));
   Ix channel = add(mul(div(idx[1], m_per_group), c_per_group), rc);
   std::vector<Ix> xi(rank), wi(rank);
   xi[0] = idx[0];

@@ -10,6 +10,7 @@
 
 #include "codegen/resize_taps.h"
 #include "ir/graph.h"
+#include "schedule/gpu/gpu_staging.h"
 
 namespace orch::codegen::cuda_impl {
 
@@ -47,8 +48,12 @@ std::string elementwise_expr(const std::string& fn, const std::vector<std::strin
 
 /// Where the emitter reads a value from.
 struct ValueHome {
-  enum Kind { inline_, pointer, array, scalar } kind = inline_;
+  enum Kind { inline_, pointer, array, scalar, shared } kind = inline_;
   std::string name;  // the pointer or array name, or the scalar's literal
+  /// A shared array holds a box of the value: `size` elements per dim from `origin` (C
+  /// expressions); reads are row-major offsets into it, checked on the host (ORCH_IN).
+  std::vector<std::string> origin;
+  std::vector<int64_t> size;
 };
 
 /// File-scope definitions (baked tables) shared by the phases of one kernel.
@@ -74,6 +79,18 @@ class PhaseEmitter {
   /// Emits the statements computing `v` (its defining node, even when v has a home) at
   /// coordinates `coords`; returns the expression of the result (value type).
   std::string compute(ValueId v, const std::vector<std::string>& coords);
+
+  /// From now on, the reduction computing `value` is emitted as one reduce step: reduce axis a
+  /// (in its index map's order) runs over [starts[a], min(starts[a] + step, extent)), adding
+  /// into `acc`, which the caller declares and initializes (initial_value).
+  void step_reduction(ValueId value, std::string acc, std::vector<std::string> starts,
+                      int64_t step);
+
+  /// The identity a reduction node's accumulator starts from (a literal of its value type).
+  std::string initial_value(const Node& n) const;
+
+  /// Emits the statements reading `v` at `coords`: from its home, computed when inlined.
+  std::string read(ValueId v, const std::vector<std::string>& coords);
 
   /// The statements emitted so far.
   std::string code() const;
@@ -106,6 +123,9 @@ class PhaseEmitter {
   Ix data_index(const Ix& i, int64_t n);
   Ix index_local(const Ix& e);
   Ix open_loop(int64_t extent);
+  Ix open_loop(const std::string& begin, const std::string& end);
+  std::string accumulator(const Node& n);
+  Ix reduce_loop(const Node& n, size_t axis, int64_t extent);
   void close_loop();
   void emit(int depth, std::string line);
   const Shape& shape(ValueId v) const { return g_.value(v).type.shape; }
@@ -117,6 +137,35 @@ class PhaseEmitter {
   std::vector<Scope> scopes_;
   std::vector<std::string> loop_headers_;  // of scopes_[1..]
   int next_ = 0;
+  struct Stepping {
+    ValueId value = kNoValue;
+    std::string acc;
+    std::vector<std::string> starts;
+    int64_t step = 0;
+  };
+  std::optional<Stepping> stepping_;
 };
+
+/// Shared memory a block may declare statically (without the opt-in of dynamic shared memory).
+inline constexpr int64_t kMaxStaticShared = 48 * 1024;
+
+/// What a block of the root phase copies into shared memory: `once` before its thread tiles
+/// (after the block index b0.. is defined), `per_step` at the start of each reduce step (after
+/// the step index ks0.. is defined). Each copy is cooperative, into a __shared__ array, followed
+/// by a barrier; the value's home becomes that array.
+struct StagedCode {
+  std::string once, per_step;
+};
+
+/// The staging of each region of `regions` the root's phase reads; regions past
+/// kMaxStaticShared bytes in all stay in memory.
+StagedCode stage_regions(const Graph& kernel, ValueId root,
+                         const std::vector<schedule::StagedRegion>& regions,
+                         std::vector<ValueHome>& homes, Globals& globals);
+
+/// The one reduction the root's phase computes inline at the root's coordinates (the root
+/// itself, or what only the root's elementwise epilogue reads): what a config with a reduce
+/// step walks one step at a time. kNoNode when the phase computes none or several.
+NodeId stepped_reduction(const Graph& kernel, ValueId root, const std::vector<ValueHome>& homes);
 
 }  // namespace orch::codegen::cuda_impl

@@ -77,6 +77,24 @@ std::string host_prelude() {
 #define __device__
 #define __forceinline__ inline
 #define ORCH_FN static inline
+// Shared arrays are per block; the threads of a block run as fibers of one host thread, and
+// __syncthreads switches to the next (cuda_emulate.cc).
+#define __shared__ static thread_local
+static void (*orch_barrier)() = nullptr;
+extern "C" void orch_emulate_set_barrier(void (*barrier)()) { orch_barrier = barrier; }
+static inline void __syncthreads() { orch_barrier(); }
+// A read outside its shared array's box is recorded and reads the first element instead.
+static thread_local int orch_shared_faults = 0;
+extern "C" int orch_emulate_take_faults() {
+  int n = orch_shared_faults;
+  orch_shared_faults = 0;
+  return n;
+}
+static inline long long ORCH_IN(long long i, long long n) {
+  if (i >= 0 && i < n) return i;
+  ++orch_shared_faults;
+  return 0;
+}
 struct orch_dim3 {
   unsigned x, y, z;
 };
@@ -94,7 +112,8 @@ extern "C" void orch_emulate_set(unsigned block, unsigned thread, unsigned block
 }  // namespace cuda_impl
 
 std::string cuda_prelude() {
-  return "#define ORCH_FN __device__ __forceinline__\n" + cuda_impl::helper_functions();
+  return "#define ORCH_FN __device__ __forceinline__\n#define ORCH_IN(i, n) (i)\n" +
+         cuda_impl::helper_functions();
 }
 
 }  // namespace orch::codegen

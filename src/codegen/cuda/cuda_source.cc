@@ -14,6 +14,7 @@
 #include "codegen/cuda/cuda_source.h"
 #include "ir/error.h"
 #include "ir/ops/prim.h"
+#include "schedule/gpu/gpu_staging.h"
 #include "schedule/gpu/gpu_tiles.h"
 #include "schedule/tile_graph.h"
 
@@ -28,7 +29,8 @@ const std::set<std::string_view> kGeneratedOps = {
     "prim.ConvTranspose", "prim.Transpose", "prim.Reshape",   "prim.Slice",  "prim.Tile",
     "prim.Concat",        "prim.Resize",    "prim.Pad",       "prim.Gather", "prim.GatherElements"};
 
-// Values computed by these are materialized when read: recomputing them per use multiplies work.
+// Values computed by these are materialized when read, unless only an epilogue reads them
+// (sole_pointwise_reader): recomputing them per use multiplies work.
 const std::set<std::string_view> kMaterializedOps = {"prim.Reduce", "prim.MatMul", "prim.Conv",
                                                      "prim.ConvTranspose"};
 
@@ -101,6 +103,7 @@ std::string indent(const std::string& text, int spaces) {
 // The phase's loops: the element body runs once per element of `shape`, with coordinates
 // o0..o{rank-1} and the row-major flat index `e`.
 struct Geometry {
+  std::string block;  // what a block computes once, before its threads' loops
   std::string head, tail;
   int64_t blocks = 1;
   int threads = 1;
@@ -131,7 +134,7 @@ Geometry grid_stride(const Shape& shape) {
 
 // One block per block tile, one thread per thread tile; each thread loops over its tile's
 // elements (a contiguous run along each dim), skipping those past the edge.
-Geometry tiled(const Shape& shape, const schedule::GpuTileConfig& config) {
+Geometry tiled(const Shape& shape, const schedule::GpuTileConfig& config, bool tile_index) {
   size_t rank = shape.size();
   check(config.block.size() == rank && config.thread.size() == rank,
         "the tile config has {} dims, the root output {}", config.block.size(), rank);
@@ -149,16 +152,18 @@ Geometry tiled(const Shape& shape, const schedule::GpuTileConfig& config) {
   }
   check(threads <= 1024, "the tile config has {} threads per block (at most 1024)", threads);
   g.threads = static_cast<int>(threads);
-  g.head = "const long long b = blockIdx.x;\nconst long long t = threadIdx.x;\n";
+  g.block = "const long long b = blockIdx.x;\nconst long long t = threadIdx.x;\n";
   int64_t bs = 1, ts = 1;
   for (size_t d = rank; d-- > 0;) {
-    g.head += fmt::format("const long long b{0} = (b / {1}) % {2};\n", d, bs, nb[d]);
-    g.head += fmt::format("const long long t{0} = (t / {1}) % {2};\n", d, ts, nt[d]);
+    g.block += fmt::format("const long long b{0} = (b / {1}) % {2};\n", d, bs, nb[d]);
+    g.block += fmt::format("const long long t{0} = (t / {1}) % {2};\n", d, ts, nt[d]);
     bs *= nb[d];
     ts *= nt[d];
   }
   std::string guard;
   for (size_t d = 0; d < rank; ++d) {
+    // Unrolled where elements index the accumulators, so that acc_tile stays in registers.
+    if (tile_index) g.head += "#pragma unroll\n";
     g.head += fmt::format("for (long long u{0} = 0; u{0} < {1}; ++u{0}) {{\n", d, config.thread[d]);
     g.head += fmt::format("const long long o{0} = b{0} * {1} + t{0} * {2} + u{0};\n", d,
                           config.block[d], config.thread[d]);
@@ -173,7 +178,109 @@ Geometry tiled(const Shape& shape, const schedule::GpuTileConfig& config) {
     stride *= shape[d];
   }
   g.head += fmt::format("const long long e = {};\n", flat);
+  if (tile_index) {
+    // The element's index within the thread tile, row-major.
+    std::string ui = "0";
+    int64_t tile_stride = 1;
+    for (size_t d = rank; d-- > 0;) {
+      ui = d + 1 == rank ? fmt::format("u{}", d) : fmt::format("u{} * {} + {}", d, tile_stride, ui);
+      tile_stride *= config.thread[d];
+    }
+    g.head += fmt::format("const long long ui = {};\n", ui);
+  }
   return g;
+}
+
+std::string element_loops(const Geometry& geo, const std::string& body) {
+  return geo.head + indent(body, 2) + geo.tail;
+}
+
+std::string store(const Graph& kernel, ValueId v, const std::string& dest,
+                  const std::string& result) {
+  DType t = kernel.value(v).type.dtype;
+  std::string value = t == DType::boolean ? fmt::format("({}) ? 1 : 0", result) : result;
+  return fmt::format("{}[e] = ({})({});\n", dest, cuda_impl::storage_type(t), value);
+}
+
+// The root output's phase under a tile config, after the block index: what the block stages
+// in shared memory, then its thread tiles. With a reduce step, the stepped reduction
+// accumulates each thread tile element in `acc_tile` over a loop of steps (a barrier, the
+// step's staging, every element's share of the step), then the epilogue reads the totals.
+std::string root_phase(const Graph& kernel, const schedule::TileGraph& tg,
+                       const schedule::GpuTileConfig& config, const Geometry& geo,
+                       const std::string& dest, std::vector<ValueHome> homes,
+                       cuda_impl::Globals& globals) {
+  ValueId root = tg.root;
+  NodeId stepped =
+      config.reduce_step > 0 ? cuda_impl::stepped_reduction(kernel, root, homes) : kNoNode;
+  cuda_impl::StagedCode staged = cuda_impl::stage_regions(
+      kernel, root, schedule::staged_regions(tg, config, stepped), homes, globals);
+  std::vector<std::string> coords;
+  for (size_t d = 0; d < kernel.value(root).type.shape.size(); ++d)
+    coords.push_back(fmt::format("o{}", d));
+  if (staged.per_step.empty()) {
+    cuda_impl::PhaseEmitter emitter(kernel, homes, globals);
+    std::string result = emitter.compute(root, coords);
+    return staged.once + element_loops(geo, emitter.code() + store(kernel, root, dest, result));
+  }
+  const Node& r = kernel.node(stepped);
+  ValueId total = r.outputs[0];
+  const std::string acc = "acc_tile[ui]";
+  int64_t elements = 1;
+  for (int64_t t : config.thread) elements *= t;
+  cuda_impl::PhaseEmitter step(kernel, homes, globals);
+  std::vector<std::string> starts;
+  std::string open, close;
+  const std::vector<int64_t>& extents = tg.maps[stepped]->reduce_extents;
+  for (size_t a = 0; a < extents.size(); ++a) {
+    starts.push_back(fmt::format("ks{} * {}", a, config.reduce_step));
+    open += fmt::format("for (long long ks{0} = 0; ks{0} < {1}; ++ks{0}) {{\n", a,
+                        (extents[a] + config.reduce_step - 1) / config.reduce_step);
+    close += "}\n";
+  }
+  step.step_reduction(total, acc, starts, config.reduce_step);
+  step.compute(total, coords);
+  std::string code = staged.once;
+  code += fmt::format("{} acc_tile[{}];\nfor (long long ui = 0; ui < {}; ++ui) {} = {};\n",
+                      cuda_impl::value_type(kernel.value(r.inputs[0]).type.dtype), elements,
+                      elements, acc, step.initial_value(r));
+  code += open +
+          indent("__syncthreads();\n" + staged.per_step + element_loops(geo, step.code()), 2) +
+          close;
+  homes[total] = {ValueHome::scalar, acc};
+  cuda_impl::PhaseEmitter epilogue(kernel, homes, globals);
+  std::string result = total == root ? acc : epilogue.compute(root, coords);
+  return code + element_loops(geo, epilogue.code() + store(kernel, root, dest, result));
+}
+
+// The kernel output whose elements each read `v` at their own coordinates only: every path
+// from v goes through elementwise nodes of v's shape and ends at that one output (read once
+// per element, v is computed once per element inlined there, as Welder fuses a MatMul's
+// epilogue); kNoValue otherwise.
+ValueId sole_pointwise_reader(const Graph& kernel, ValueId v,
+                              const std::vector<std::vector<NodeId>>& consumers) {
+  const Shape& shape = kernel.value(v).type.shape;
+  ValueId reader = kNoValue;
+  std::vector<ValueId> work{v};
+  std::vector<bool> seen(kernel.num_values(), false);
+  while (!work.empty()) {
+    ValueId u = work.back();
+    work.pop_back();
+    if (seen[u]) continue;
+    seen[u] = true;
+    if (u != v &&
+        std::find(kernel.outputs().begin(), kernel.outputs().end(), u) != kernel.outputs().end()) {
+      if (reader != kNoValue && reader != u) return kNoValue;
+      reader = u;
+    }
+    for (NodeId c : consumers[u]) {
+      const Node& node = kernel.node(c);
+      if (node.op != "prim.Elementwise" || kernel.value(node.outputs[0]).type.shape != shape)
+        return kNoValue;
+      work.push_back(node.outputs[0]);
+    }
+  }
+  return reader;
 }
 
 // Intermediate values written to scratch by a phase of their own (not kernel outputs).
@@ -183,7 +290,8 @@ std::vector<bool> materialized_values(const Graph& kernel,
   for (ValueId v = 0; v < static_cast<ValueId>(kernel.num_values()); ++v) {
     const Value& value = kernel.value(v);
     materialized[v] = value.producer != kNoNode && !consumers[v].empty() &&
-                      kMaterializedOps.count(kernel.node(value.producer).op) != 0;
+                      kMaterializedOps.count(kernel.node(value.producer).op) != 0 &&
+                      sole_pointwise_reader(kernel, v, consumers) == kNoValue;
   }
   for (ValueId v : kernel.outputs()) materialized[v] = false;
   return materialized;
@@ -294,7 +402,9 @@ CudaKernelSource cuda_kernel_source(const Graph& kernel, const std::string& pref
     out.scratch_bytes += scratch_bytes(kernel, v);
   }
   std::vector<ValueId> phases = phase_values(kernel, materialized);
-  ValueId root = config != nullptr ? schedule::make_tile_graph(kernel).root : kNoValue;
+  std::optional<schedule::TileGraph> tg;
+  if (config != nullptr) tg = schedule::make_tile_graph(kernel);
+  ValueId root = tg ? tg->root : kNoValue;
   std::vector<std::string> params = cuda_impl::parameter_types(kernel);
   std::string signature;
   for (size_t i = 0; i < params.size(); ++i) {
@@ -308,26 +418,23 @@ CudaKernelSource cuda_kernel_source(const Graph& kernel, const std::string& pref
     ValueId v = phases[k];
     const Value& value = kernel.value(v);
     const Shape& shape = value.type.shape;
-    Geometry geo = v == root ? tiled(shape, *config) : grid_stride(shape);
-    cuda_impl::PhaseEmitter emitter(kernel, homes, globals);
-    std::vector<std::string> coords;
-    for (size_t d = 0; d < shape.size(); ++d) coords.push_back(fmt::format("o{}", d));
-    std::string result = emitter.compute(v, coords);
-    std::string store =
-        value.type.dtype == DType::boolean ? fmt::format("({}) ? 1 : 0", result) : result;
     std::string name = fmt::format("{}_{}_{}", prefix, k, sanitize(value.name));
+    Geometry geo = v == root ? tiled(shape, *config, config->reduce_step > 0) : grid_stride(shape);
+    std::string body;
+    if (v == root) {
+      body = root_phase(kernel, *tg, *config, geo, dest[v], homes, globals);
+    } else {
+      cuda_impl::PhaseEmitter emitter(kernel, homes, globals);
+      std::vector<std::string> coords;
+      for (size_t d = 0; d < shape.size(); ++d) coords.push_back(fmt::format("o{}", d));
+      std::string result = emitter.compute(v, coords);
+      body = element_loops(geo, emitter.code() + store(kernel, v, dest[v], result));
+    }
     // The launch's block size as a bound: without it NVRTC may use more registers per thread
     // than a block of that size can have, and the launch would fail on the GPU.
     functions += fmt::format("extern \"C\" __global__ void __launch_bounds__({}) {}({}) {{\n",
                              geo.threads, name, signature);
-    functions += indent(scratch_pointers, 2);
-    functions += indent(
-        geo.head +
-            indent(emitter.code() + fmt::format("{}[e] = ({})({});\n", dest[v],
-                                                cuda_impl::storage_type(value.type.dtype), store),
-                   2) +
-            geo.tail,
-        2);
+    functions += indent(scratch_pointers + geo.block + body, 2);
     functions += "}\n";
     out.launches.push_back({name, geo.blocks, geo.threads});
   }

@@ -10,12 +10,18 @@
 // recomputed where it is read) or materialized (written to global memory by its own phase). A
 // value is materialized when it is a kernel output, or the result of prim.Reduce, prim.MatMul,
 // prim.Conv or prim.ConvTranspose that other kernel nodes read (recomputing those per use would
-// multiply the work). Intermediate materialized values live in one scratch buffer. Each
+// multiply the work), except where only an elementwise epilogue of its shape reads it, ending
+// at one kernel output: that output computes it once per element, inlined. Intermediate materialized values live in one scratch buffer. Each
 // materialized value is one phase: one `extern "C" __global__` function, launched in order on
-// one stream, each thread computing the elements of its thread tile. No shared memory is used
-// yet (Welder's shared-memory staging is owed; see the issue notes), so a phase's threads are
-// independent and the same source also compiles for the host (cuda_emulate.h), which is how the
-// generated code is checked against the interpreter on machines without a GPU.
+// one stream, each thread computing the elements of its thread tile. The root output's phase,
+// under a tile config, first stages in shared memory what its block reads with reuse (Welder's
+// staging, schedule/gpu/gpu_staging.h). With a reduce step, the one reduction the phase
+// computes at the root's coordinates (a MatMul, Conv or Reduce, with its epilogue) walks its
+// reduce axes a step at a time: per step a barrier, the operands' windows staged, each thread
+// tile element's share added to its accumulator (acc_tile); the epilogue then runs on the
+// totals. A phase with several such reductions reads from memory. The same source also
+// compiles for the host (cuda_emulate.h), barriers included, which is how the generated code
+// is checked against the interpreter on machines without a GPU.
 #pragma once
 
 #include <cstdint>

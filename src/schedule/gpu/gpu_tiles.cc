@@ -112,7 +112,6 @@ BlockPlan plan_block(const TileGraph& tg, const GpuMachine& gpu, const std::vect
   const Regions& regions = plan.tiles.regions[plan.tiles.interior];
   std::vector<bool> is_output(g.num_values(), false);
   for (ValueId v : g.outputs()) is_output[v] = true;
-  plan.staged.assign(g.num_values(), false);
   int64_t max_extent = 0;
   for (NodeId n = 0; n < static_cast<NodeId>(g.num_nodes()); ++n) {
     if (tg.maps[n])
@@ -126,10 +125,10 @@ BlockPlan plan_block(const TileGraph& tg, const GpuMachine& gpu, const std::vect
       if (r) plan.flops += plan.tiles.counts[c] * box_elements(*r) * reduce_volume(tg, n) * per;
     }
   }
+  plan.staged = staged_values(tg, regions);
   for (ValueId v = 0; v < static_cast<ValueId>(g.num_values()); ++v) {
     const Value& value = g.value(v);
     if (!regions[v] || immediate(value) || is_output[v]) continue;
-    plan.staged[v] = reused(tg, regions, v);
     // An accumulator that stays in registers: a reduction each thread finishes itself.
     NodeId p = value.producer;
     if (p != kNoNode && !plan.staged[v] && tg.maps[p] && !tg.maps[p]->reduce_extents.empty())
@@ -338,6 +337,16 @@ std::vector<std::vector<int64_t>> combinations(const std::vector<std::vector<int
 }
 
 }  // namespace
+
+std::vector<bool> staged_values(const TileGraph& tg, const Regions& regions) {
+  const Graph& g = *tg.graph;
+  std::vector<bool> staged(g.num_values(), false);
+  for (ValueId v = 0; v < static_cast<ValueId>(g.num_values()); ++v)
+    staged[v] = regions[v] && !immediate(g.value(v)) &&
+                std::find(g.outputs().begin(), g.outputs().end(), v) == g.outputs().end() &&
+                reused(tg, regions, v);
+  return staged;
+}
 
 GpuTileCost analyze(const TileGraph& tg, const GpuMachine& gpu, const GpuTileConfig& config) {
   GpuTileCost cost;

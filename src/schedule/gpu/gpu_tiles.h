@@ -85,6 +85,10 @@ struct GpuTileCost {
   std::vector<bool> staged;
 };
 
+/// Per value: staged in shared memory by a block whose regions are `regions` (the interior
+/// block's): read with reuse, neither a kernel output nor a one-element constant.
+std::vector<bool> staged_values(const TileGraph& tg, const Regions& regions);
+
 /// Per-thread register estimate: the thread tile's outputs and accumulators plus addressing.
 constexpr int64_t kBaseRegisters = 16;
 

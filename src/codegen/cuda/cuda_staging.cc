@@ -1,0 +1,128 @@
+// Welder's shared-memory staging in generated CUDA C: before a block computes its thread
+// tiles, its threads copy each staged region (schedule/gpu/gpu_staging.h) into a __shared__
+// array, computing an intermediate on the way, and wait at a barrier.
+//
+// Example: MatMul f32 [64,32]x[32,64] with block tile 16x16 stages A rows 16*b0.. (16x32) and
+// B columns 16*b1.. (32x16); the dot products then read shA and shB instead of global memory.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "codegen/cuda/cuda_impl.h"
+
+namespace orch::codegen::cuda_impl {
+namespace {
+
+// The values the root's phase reads: inlined ones it computes, and those it loads.
+std::vector<bool> read_by(const Graph& kernel, ValueId root, const std::vector<ValueHome>& homes) {
+  std::vector<bool> read(kernel.num_values(), false);
+  std::vector<ValueId> work{root};
+  while (!work.empty()) {
+    ValueId v = work.back();
+    work.pop_back();
+    NodeId p = kernel.value(v).producer;
+    if (p == kNoNode) continue;
+    for (ValueId in : kernel.node(p).inputs) {
+      if (read[in] || homes[in].kind == ValueHome::scalar) continue;
+      read[in] = true;
+      if (homes[in].kind == ValueHome::inline_) work.push_back(in);
+    }
+  }
+  return read;
+}
+
+// Producers before consumers: inputs and constants first, then node order.
+int64_t order(const Graph& kernel, ValueId v) {
+  return kernel.value(v).producer == kNoNode ? -1 : kernel.value(v).producer;
+}
+
+std::string stage(const Graph& kernel, const schedule::StagedRegion& r,
+                  std::vector<ValueHome>& homes, Globals& globals) {
+  ValueId v = r.value;
+  const TensorType& type = kernel.value(v).type;
+  std::string name = fmt::format("sh{}", v);
+  std::string code;
+  std::vector<std::string> origin;
+  for (size_t j = 0; j < r.size.size(); ++j) {
+    std::string o = std::to_string(r.offset[j]);
+    for (size_t d = 0; d < r.step[j].size(); ++d)
+      if (r.step[j][d] != 0) o += fmt::format(" + {} * b{}", r.step[j][d], d);
+    for (size_t a = 0; a < r.reduce_step[j].size(); ++a)
+      if (r.reduce_step[j][a] != 0) o += fmt::format(" + {} * ks{}", r.reduce_step[j][a], a);
+    origin.push_back(fmt::format("g{}_{}", v, j));
+    code += fmt::format("const long long {} = {};\n", origin.back(), o);
+  }
+  int64_t elements = 1;
+  for (int64_t s : r.size) elements *= s;
+  code += fmt::format("__shared__ {} {}[{}];\n", storage_type(type.dtype), name, elements);
+  code += fmt::format("for (long long q = threadIdx.x; q < {}; q += blockDim.x) {{\n", elements);
+  std::vector<std::string> coords;
+  std::string inside, body;
+  int64_t stride = 1;
+  for (size_t j = r.size.size(); j-- > 0;) {
+    coords.insert(coords.begin(), fmt::format("z{}", j));
+    body = fmt::format("  const long long z{} = {} + q / {} % {};\n", j, origin[j], stride,
+                       r.size[j]) +
+           body;
+    inside = fmt::format("z{0} >= 0 && z{0} < {1}", j, type.shape[j]) +
+             (inside.empty() ? "" : " && " + inside);
+    stride *= r.size[j];
+  }
+  code += body;
+  PhaseEmitter emitter(kernel, homes, globals);
+  std::string value = emitter.read(v, coords);
+  if (type.dtype == DType::boolean) value = fmt::format("({}) ? 1 : 0", value);
+  std::string statements;
+  for (size_t start = 0, end; start < emitter.code().size(); start = end + 1) {
+    end = emitter.code().find('\n', start);
+    statements += "    " + emitter.code().substr(start, end - start) + "\n";
+  }
+  code += fmt::format("  if ({}) {{\n{}    {}[q] = ({})({});\n  }}\n}}\n__syncthreads();\n",
+                      inside.empty() ? "true" : inside, statements, name, storage_type(type.dtype),
+                      value);
+  homes[v] = {ValueHome::shared, name, origin, r.size};
+  return code;
+}
+
+}  // namespace
+
+StagedCode stage_regions(const Graph& kernel, ValueId root,
+                         const std::vector<schedule::StagedRegion>& regions,
+                         std::vector<ValueHome>& homes, Globals& globals) {
+  std::vector<bool> read = read_by(kernel, root, homes);
+  std::vector<const schedule::StagedRegion*> chosen;
+  for (const schedule::StagedRegion& r : regions)
+    if (read[r.value]) chosen.push_back(&r);
+  std::stable_sort(chosen.begin(), chosen.end(), [&](const auto* a, const auto* b) {
+    return order(kernel, a->value) < order(kernel, b->value);
+  });
+  StagedCode code;
+  int64_t bytes = 0;
+  for (const schedule::StagedRegion* r : chosen) {
+    int64_t elements = 1;
+    for (int64_t s : r->size) elements *= s;
+    int64_t need = elements * static_cast<int64_t>(dtype_size(kernel.value(r->value).type.dtype));
+    if (bytes + need > kMaxStaticShared) continue;
+    bytes += need;
+    (r->stepped() ? code.per_step : code.once) += stage(kernel, *r, homes, globals);
+  }
+  return code;
+}
+
+NodeId stepped_reduction(const Graph& kernel, ValueId root, const std::vector<ValueHome>& homes) {
+  std::vector<bool> read = read_by(kernel, root, homes);
+  read[root] = true;
+  NodeId found = kNoNode;
+  for (ValueId v = 0; v < static_cast<ValueId>(kernel.num_values()); ++v) {
+    NodeId p = kernel.value(v).producer;
+    if (!read[v] || p == kNoNode || (v != root && homes[v].kind != ValueHome::inline_)) continue;
+    const std::string& op = kernel.node(p).op;
+    if (op != "prim.Reduce" && op != "prim.MatMul" && op != "prim.Conv") continue;
+    if (found != kNoNode || kernel.value(v).type.shape != kernel.value(root).type.shape)
+      return kNoNode;
+    found = p;
+  }
+  return found;
+}
+
+}  // namespace orch::codegen::cuda_impl

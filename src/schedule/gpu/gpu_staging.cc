@@ -1,0 +1,184 @@
+// Affine staged regions: measured between interior blocks, checked at the edges.
+#include "schedule/gpu/gpu_staging.h"
+
+#include <algorithm>
+#include <optional>
+#include <set>
+#include <string_view>
+
+namespace orch::schedule {
+namespace {
+
+// Primitives whose input regions move with their output tile by a fixed stride (coordinates
+// clamped into the input at padded edges at most).
+const std::set<std::string_view> kAffineOps = {
+    "prim.Elementwise", "prim.Broadcast", "prim.Transpose", "prim.MatMul", "prim.Reduce",
+    "prim.Conv",        "prim.Slice",     "prim.Pad",       "prim.Reshape"};
+
+// More checked blocks than this (4 per dim of a high-rank root): nothing is staged.
+constexpr size_t kMaxCheckedBlocks = 1024;
+
+// A convolution's map divides the output channel by the channels per group: constant with one
+// group, the identity depthwise (one output channel per group), affine in the block otherwise
+// only for some channel tiles.
+bool affine_channels(const Graph& g, const Node& conv) {
+  int64_t group = attr_int(conv.attrs, "group", 1);
+  return group == 1 || g.value(conv.outputs[0]).type.shape[1] == group;
+}
+
+bool affine_kernel(const TileGraph& tg) {
+  const Graph& g = *tg.graph;
+  for (NodeId n = 0; n < static_cast<NodeId>(g.num_nodes()); ++n) {
+    const Node& node = g.node(n);
+    if (!tg.maps[n] || kAffineOps.count(node.op) == 0) return false;
+    if (node.op == "prim.Conv" ? !affine_channels(g, node) : tg.split[n]) return false;
+    if (node.op == "prim.Pad" && attr_string(node.attrs, "mode", "constant") == "reflect")
+      return false;
+  }
+  return true;
+}
+
+// Per dim of `counts`: the indices checked, the first two and the last two.
+std::vector<std::vector<int64_t>> checked_indices(const std::vector<int64_t>& counts) {
+  std::vector<std::vector<int64_t>> out{{}};
+  for (int64_t n : counts) {
+    std::set<int64_t> picks;
+    for (int64_t i : {int64_t{0}, int64_t{1}, n - 2, n - 1})
+      if (i >= 0 && i < n) picks.insert(i);
+    std::vector<std::vector<int64_t>> next;
+    for (const std::vector<int64_t>& prefix : out)
+      for (int64_t i : picks) {
+        next.push_back(prefix);
+        next.back().push_back(i);
+      }
+    out = std::move(next);
+  }
+  return out;
+}
+
+// Where blocks and reduce steps are: the block index per root dim, then the step index per
+// reduce axis of the stepped node.
+struct Layout {
+  const TileGraph* tg = nullptr;
+  const GpuTileConfig* config = nullptr;
+  NodeId stepped = kNoNode;
+  size_t rank = 0;              // root dims; the rest of a position are reduce axes
+  std::vector<int64_t> counts;  // blocks per root dim, steps per reduce axis
+};
+
+// The region of staged `v` at `position`: the hull of what its consumers read, the stepped
+// node one reduce step of its window.
+std::optional<Box> region_at(const Layout& l, const Regions& regions, ValueId v,
+                             const std::vector<int64_t>& position) {
+  const Graph& g = *l.tg->graph;
+  std::optional<Box> box;
+  for (NodeId c : l.tg->consumers[v]) {
+    const Node& node = g.node(c);
+    const std::optional<Box>& out = regions[node.outputs[0]];
+    if (!out) continue;
+    std::vector<int64_t> steps, starts;
+    if (c == l.stepped)
+      for (size_t a = l.rank; a < position.size(); ++a) {
+        steps.push_back(l.config->reduce_step);
+        starts.push_back(position[a] * l.config->reduce_step);
+      }
+    for (size_t slot = 0; slot < node.inputs.size(); ++slot) {
+      if (node.inputs[slot] != v) continue;
+      Box b = map_box(*l.tg, c, slot, *out, steps, starts);
+      // A window wholly in the padding reads the clamped edge (and selects the pad value).
+      for (size_t d = 0; d < b.size(); ++d)
+        if (b[d].lo > b[d].hi) b[d] = b[d].lo > 0 ? Interval{b[d].hi, b[d].hi} : Interval{0, 0};
+      if (!box) box = b;
+      for (size_t d = 0; d < b.size(); ++d)
+        (*box)[d] = {std::min((*box)[d].lo, b[d].lo), std::max((*box)[d].hi, b[d].hi)};
+    }
+  }
+  return box;
+}
+
+int64_t origin(const StagedRegion& s, size_t j, const std::vector<int64_t>& position) {
+  int64_t o = s.offset[j];
+  for (size_t d = 0; d < s.step[j].size(); ++d) o += s.step[j][d] * position[d];
+  for (size_t a = 0; a < s.reduce_step[j].size(); ++a)
+    o += s.reduce_step[j][a] * position[s.step[j].size() + a];
+  return o;
+}
+
+}  // namespace
+
+bool StagedRegion::stepped() const {
+  for (const std::vector<int64_t>& r : reduce_step)
+    for (int64_t x : r)
+      if (x != 0) return true;
+  return false;
+}
+
+std::vector<StagedRegion> staged_regions(const TileGraph& tg, const GpuTileConfig& config,
+                                         NodeId stepped) {
+  const Graph& g = *tg.graph;
+  const Shape& shape = g.value(tg.root).type.shape;
+  if (config.reduce_step > 0 && (stepped == kNoNode || !tg.maps[stepped])) return {};
+  if (!affine_kernel(tg)) return {};
+  Layout l{&tg, &config, config.reduce_step > 0 ? stepped : kNoNode, shape.size(), {}};
+  for (size_t d = 0; d < l.rank; ++d)
+    l.counts.push_back((shape[d] + config.block[d] - 1) / config.block[d]);
+  if (l.stepped != kNoNode)
+    for (int64_t e : tg.maps[stepped]->reduce_extents)
+      l.counts.push_back((e + config.reduce_step - 1) / config.reduce_step);
+  TileRegions tiles = tile_regions(tg, config.block);
+  std::vector<bool> staged = staged_values(tg, tiles.regions[tiles.interior]);
+  std::vector<int64_t> reference;
+  for (int64_t n : l.counts) reference.push_back(n >= 3 ? 1 : 0);
+  auto block_regions = [&](const std::vector<int64_t>& position) {
+    std::vector<int64_t> block(position.begin(), position.begin() + static_cast<long>(l.rank));
+    return propagate(tg, tile_box(shape, config.block, block));
+  };
+  Regions base_regions = block_regions(reference);
+  std::vector<StagedRegion> out;
+  for (ValueId v = 0; v < static_cast<ValueId>(g.num_values()); ++v) {
+    if (!staged[v] || !base_regions[v]) continue;
+    std::optional<Box> base = region_at(l, base_regions, v, reference);
+    if (!base) continue;
+    StagedRegion s;
+    s.value = v;
+    std::vector<std::vector<int64_t>> moves(base->size(), std::vector<int64_t>(l.counts.size()));
+    for (size_t p = 0; p < l.counts.size(); ++p) {
+      if (l.counts[p] == 1) continue;
+      std::vector<int64_t> next = reference;
+      ++next[p];
+      std::optional<Box> moved = region_at(l, block_regions(next), v, next);
+      if (moved)
+        for (size_t j = 0; j < base->size(); ++j) moves[j][p] = (*moved)[j].lo - (*base)[j].lo;
+    }
+    for (size_t j = 0; j < base->size(); ++j) {
+      s.step.emplace_back(moves[j].begin(), moves[j].begin() + static_cast<long>(l.rank));
+      s.reduce_step.emplace_back(moves[j].begin() + static_cast<long>(l.rank), moves[j].end());
+      s.offset.push_back((*base)[j].lo);
+      for (size_t p = 0; p < l.counts.size(); ++p) s.offset[j] -= moves[j][p] * reference[p];
+      s.size.push_back((*base)[j].size());
+    }
+    out.push_back(std::move(s));
+  }
+  std::vector<std::vector<int64_t>> checked = checked_indices(l.counts);
+  if (checked.size() > kMaxCheckedBlocks) return {};
+  std::vector<bool> broken(out.size(), false);
+  for (const std::vector<int64_t>& position : checked) {
+    Regions regions = block_regions(position);
+    for (size_t i = 0; i < out.size(); ++i) {
+      StagedRegion& s = out[i];
+      std::optional<Box> box = region_at(l, regions, s.value, position);
+      if (!box) continue;
+      for (size_t j = 0; j < box->size(); ++j) {
+        int64_t o = origin(s, j, position);
+        if ((*box)[j].lo < o) broken[i] = true;
+        s.size[j] = std::max(s.size[j], (*box)[j].hi - o + 1);
+      }
+    }
+  }
+  std::vector<StagedRegion> kept;
+  for (size_t i = 0; i < out.size(); ++i)
+    if (!broken[i]) kept.push_back(std::move(out[i]));
+  return kept;
+}
+
+}  // namespace orch::schedule

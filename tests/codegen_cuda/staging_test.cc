@@ -1,0 +1,158 @@
+// Shared-memory staging in generated CUDA C, emulated on the host with its barriers: operands
+// of MatMuls and convolutions (inputs and computed prologues), reductions broadcast over rows,
+// partial edge blocks; and the emulator's own checks of barriers and staged reads.
+#include "../common/fused_kernels.h"
+#include "codegen/cuda/cuda_nvrtc.h"
+#include "cuda_util.h"
+#include "ir/error.h"
+
+namespace orch::codegen {
+namespace {
+
+CudaCase tiled_case(std::string name, std::string_view text, schedule::GpuTileConfig config) {
+  CudaCase c = cuda_case(std::move(name), text, 5);
+  c.config = std::move(config);
+  return c;
+}
+
+constexpr const char* kMatMulPrologues = R"(graph g(%at: f32[24,40], %b: f32[24,36]) {
+  %a: f32[40,24] = prim.Transpose(%at) {perm = [1, 0]}
+  %r: f32[24,36] = prim.Elementwise(%b) {fn = "relu"}
+  %m: f32[40,36] = prim.MatMul(%a, %r)
+  return %m
+})";
+
+constexpr const char* kBatchedMatMul = R"(graph g(%a: f32[2,20,16], %b: f32[2,16,12]) {
+  %m: f32[2,20,12] = prim.MatMul(%a, %b)
+  return %m
+})";
+
+constexpr const char* kStridedConv = R"(graph g(%x: f32[1,3,15,15], %w: f32[4,3,3,3]) {
+  %y: f32[1,4,8,8] = prim.Conv(%x, %w) {dilations = [1, 1], group = 1, pads = [1, 1, 1, 1], strides = [2, 2]}
+  return %y
+})";
+
+constexpr const char* kDepthwiseConv = R"(graph g(%x: f32[2,4,10,10], %w: f32[4,1,3,3]) {
+  %y: f32[2,4,10,10] = prim.Conv(%x, %w) {dilations = [1, 1], group = 4, pads = [1, 1, 1, 1], strides = [1, 1]}
+  return %y
+})";
+
+std::vector<CudaCase> staged_cases() {
+  return {tiled_case("matmul prologues 16x16", kMatMulPrologues, {{16, 16}, {2, 2}, 0}),
+          tiled_case("matmul prologues 8x32", kMatMulPrologues, {{8, 32}, {1, 4}, 0}),
+          tiled_case("batched matmul", kBatchedMatMul, {{1, 8, 8}, {1, 2, 2}, 0}),
+          tiled_case("strided conv", kStridedConv, {{1, 4, 4, 4}, {1, 1, 1, 2}, 0}),
+          tiled_case("depthwise conv", kDepthwiseConv, {{1, 2, 4, 8}, {1, 1, 2, 2}, 0}),
+          tiled_case("softmax rows", fused_kernel_text("softmax"), {{8, 64}, {2, 4}, 0})};
+}
+
+std::vector<CudaCase> stepped_cases() {
+  return {tiled_case("matmul prologues, steps of 8", kMatMulPrologues, {{16, 16}, {2, 2}, 8}),
+          tiled_case("batched matmul, steps of 4", kBatchedMatMul, {{1, 8, 8}, {1, 2, 2}, 4}),
+          tiled_case("strided conv, steps of 2", kStridedConv, {{1, 4, 4, 4}, {1, 1, 1, 2}, 2}),
+          tiled_case("matmul bias gelu, steps of 8", fused_kernel_text("matmul_bias_gelu"),
+                     {{16, 16}, {2, 2}, 8}),
+          tiled_case("conv bias relu, steps of 2", fused_kernel_text("conv_bias_relu"),
+                     {{1, 8, 4, 4}, {1, 2, 1, 2}, 2})};
+}
+
+TEST(CudaStaging, StagedKernelsMatchTheInterpreter) {
+  std::vector<CudaCase> cases = staged_cases();
+  for (const CudaCase& c : cases) {
+    CudaKernelSource source = cuda_kernel_source(c.graph, "k", &*c.config);
+    EXPECT_NE(source.code.find("__shared__"), std::string::npos) << c.name << " stages nothing";
+    EXPECT_NE(source.code.find("__syncthreads();"), std::string::npos) << c.name;
+  }
+  expect_all_match(cases, 1e-4);
+}
+
+// Configs with a reduce step: the operands' windows are staged a step at a time and each
+// thread tile element accumulates across steps (the last step partial where the step does not
+// divide the reduction), then the epilogue runs once on the totals.
+TEST(CudaStaging, SteppedKernelsMatchTheInterpreter) {
+  std::vector<CudaCase> cases = stepped_cases();
+  for (const CudaCase& c : cases) {
+    CudaKernelSource source = cuda_kernel_source(c.graph, "k", &*c.config);
+    EXPECT_EQ(source.launches.size(), 1u) << c.name << ": the epilogue is not fused";
+    EXPECT_NE(source.code.find("for (long long ks0"), std::string::npos) << c.name;
+    EXPECT_NE(source.code.find("acc_tile[ui]"), std::string::npos) << c.name;
+  }
+  expect_all_match(cases, 1e-4);
+}
+
+TEST(CudaStaging, StagedKernelsCompileForSm90) {
+  if (!nvrtc_unavailable().empty()) GTEST_SKIP() << nvrtc_unavailable();
+  std::string all = cuda_prelude();
+  int index = 0;
+  for (const std::vector<CudaCase>& cases : {staged_cases(), stepped_cases()})
+    for (const CudaCase& c : cases)
+      all += cuda_kernel_source(c.graph, fmt::format("k{}", index++), &*c.config).code;
+  EXPECT_EQ(cubin_sm_arch(nvrtc_compile(all, "staged.cu", 9, 0).cubin), 90);
+}
+
+// The prologue's relu is computed once per element into shared memory, not per use.
+TEST(CudaStaging, ComputedOperandsAreStagedOnce) {
+  Graph g = parse_graph(kMatMulPrologues);
+  schedule::GpuTileConfig config{{16, 16}, {2, 2}, 0};
+  CudaKernelSource source = cuda_kernel_source(g, "k", &config);
+  EXPECT_NE(source.code.find("orch_relu"), std::string::npos);
+  size_t loop = source.code.find("for (long long u0");
+  ASSERT_NE(loop, std::string::npos);
+  EXPECT_EQ(source.code.find("orch_relu", loop), std::string::npos)
+      << "the thread tiles recompute the staged relu";
+}
+
+// A graph to run hand-written functions against: one f32[64] input and output.
+Graph copy_graph() {
+  return parse_graph(R"(graph g(%x: f32[64]) {
+  %y: f32[64] = prim.Elementwise(%x) {fn = "relu"}
+  return %y
+})");
+}
+
+std::string emulation_error(const std::string& body) {
+  Graph g = copy_graph();
+  CudaKernelSource source;
+  source.code =
+      "extern \"C\" __global__ void f(const float* in0, float* out0, unsigned char* "
+      "scratch) {\n" +
+      body + "\n}\n";
+  source.launches.push_back({"f", 1, 64});
+  try {
+    cuda_emulate(g, source, interp::random_inputs(g, 1));
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(CudaStaging, TheEmulatorPassesValuesThroughSharedMemoryAcrossABarrier) {
+  // Each thread writes its element and reads its neighbour's: right only after the barrier.
+  Graph g = copy_graph();
+  CudaKernelSource source;
+  source.code =
+      R"(extern "C" __global__ void f(const float* in0, float* out0, unsigned char* scratch) {
+  __shared__ float s[64];
+  s[ORCH_IN(threadIdx.x, 64)] = in0[threadIdx.x];
+  __syncthreads();
+  out0[threadIdx.x] = s[ORCH_IN((threadIdx.x + 1) % 64, 64)];
+}
+)";
+  source.launches.push_back({"f", 1, 64});
+  std::vector<Tensor> inputs = interp::random_inputs(g, 3);
+  std::vector<Tensor> out = cuda_emulate(g, source, inputs);
+  for (int64_t i = 0; i < 64; ++i) EXPECT_EQ(out[0].get(i), inputs[0].get((i + 1) % 64)) << i;
+}
+
+TEST(CudaStaging, TheEmulatorRejectsDivergentBarriersAndReadsOutsideTheBox) {
+  EXPECT_NE(emulation_error("if (threadIdx.x < 32) __syncthreads();\nout0[threadIdx.x] = 0;")
+                .find("threads returned while the others wait at a barrier"),
+            std::string::npos);
+  EXPECT_NE(emulation_error("__shared__ float s[8];\ns[ORCH_IN(threadIdx.x, 8)] = 1;\n"
+                            "__syncthreads();\nout0[threadIdx.x] = s[0];")
+                .find("56 reads outside the regions staged in shared memory"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace orch::codegen
