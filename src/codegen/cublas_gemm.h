@@ -1,6 +1,7 @@
 // A CUDA kernel that is one batched f32 matrix product runs as a cuBLAS call
-// (cublasSgemmStridedBatched) instead of generated code, which stages nothing in shared memory
-// and reaches a few percent of the GPU's peak on a MatMul (driver/cuda_target.h). A transpose
+// (cublasSgemmStridedBatched) instead of generated code, which reached a few percent of the
+// GPU's peak on a MatMul before it staged operands in shared memory (driver/cuda_target.h). A
+// transpose
 // of an operand's last two dims, read by the product alone, is absorbed as cuBLAS's op(T).
 //
 // Here, shared by the stitcher that finds such kernels (gemm_spec), the CUDA runtime that calls

@@ -1,5 +1,5 @@
 // A CUDA kernel that is one f32 convolution runs as a cuDNN call (cudnnConvolutionForward)
-// instead of generated code, which stages nothing in shared memory (driver/cuda_target.h); one
+// instead of generated code, far slower on a GPU when measured (driver/cuda_target.h); one
 // that adds a bias per output channel after it, and then perhaps a ReLU, as cuDNN's fused
 // cudnnConvolutionBiasActivationForward (one pass over the output instead of two kernels).
 //

@@ -55,11 +55,12 @@ std::string cuda_single_rejects(const Graph& graph);
 /// the analytic plan until a GPU measures it.
 inline constexpr double kCudaLaunchUs = 2.0;
 
-/// The fraction of the fp32 peak generated code reaches: the generator stages nothing in
-/// shared memory yet (cuda_source.h), so MatMuls and convolutions read every operand from
-/// L1/L2. Measured on an H200 (issue #15, 2026-12-04): YOLOv4 with one kernel per operator ran
+/// The fraction of the fp32 peak generated code reaches. Measured on an H200 before the
+/// generator staged operands in shared memory (cuda_source.h), when MatMuls and convolutions
+/// read every operand from L1/L2 (issue #15, 2026-12-04): YOLOv4 with one kernel per operator ran
 /// its 60.3 GFLOP in 16.9 ms, 3.6 TFLOP/s or 5% of the 67 TFLOP/s fp32 peak (its memory-bound
-/// kernels included, so its convolutions reach a little more); Candy's reached 1.4%.
+/// kernels included, so its convolutions reach a little more); Candy's reached 1.4%. Kept until
+/// a GPU measures the staged code: an unmeasured guess would only move the plans.
 inline constexpr double kCudaComputeEfficiency = 0.05;
 
 /// The FLOPs `kernel`'s generated code performs. A value the generator inlines is computed again

@@ -2,7 +2,10 @@
 // kernels and configs that stage nothing.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "ir/text_format.h"
+#include "schedule/gpu/gpu_machine.h"
 #include "schedule/gpu/gpu_staging.h"
 #include "schedule/tile_graph.h"
 
@@ -83,6 +86,25 @@ TEST(GpuStaging, StepwiseConfigsAndIrregularKernelsStageNothing) {
 })",
                          {{16, 16}, {2, 2}, 0})
                   .empty());
+}
+
+// The analytic model stages what the code stages: nothing in a kernel with a Concat.
+TEST(GpuStaging, TheModelStagesNothingWhereTheCodeCannot) {
+  GpuMachine h200 = load_gpu(std::string(ORCH_SOURCE_DIR) + "/machines/h200.json");
+  Graph plain = parse_graph(R"(graph g(%a: f32[64,32], %b: f32[32,64]) {
+  %m: f32[64,64] = prim.MatMul(%a, %b)
+  return %m
+})");
+  Graph concat = parse_graph(R"(graph g(%a: f32[64,32], %b: f32[32,64], %c: f32[64,64]) {
+  %m: f32[64,64] = prim.MatMul(%a, %b)
+  %y: f32[128,64] = prim.Concat(%m, %c) {axis = 0}
+  return %y
+})");
+  // 16 rows of A and 16 columns of B, all 32 of K: (16 * 32 + 32 * 16) * 4 bytes.
+  EXPECT_EQ(analyze(make_tile_graph(plain), h200, {{16, 16}, {2, 2}, 0}).shared_bytes, 4096);
+  GpuTileCost c = analyze(make_tile_graph(concat), h200, {{16, 16}, {2, 2}, 0});
+  EXPECT_EQ(c.shared_bytes, 0);
+  EXPECT_EQ(std::count(c.staged.begin(), c.staged.end(), true), 0);
 }
 
 // An elementwise kernel reads each element once: nothing is worth staging.

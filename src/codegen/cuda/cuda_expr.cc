@@ -97,20 +97,15 @@ void PhaseEmitter::emit(int depth, std::string line) {
 }
 
 PhaseEmitter::Ix PhaseEmitter::open_loop(int64_t extent) {
-  return open_loop("0", std::to_string(extent));
-}
-
-PhaseEmitter::Ix PhaseEmitter::open_loop(const std::string& begin, const std::string& end) {
   std::string var = fmt::format("r{}", next_++);
-  loop_headers_.push_back(
-      fmt::format("for (long long {0} = {1}; {0} < {2}; ++{0}) {{", var, begin, end));
+  loop_headers_.push_back(fmt::format("for (long long {0} = 0; {0} < {1}; ++{0}) {{", var, extent));
   scopes_.emplace_back();
   return {var, static_cast<int>(scopes_.size()) - 1};
 }
 
-void PhaseEmitter::step_reduction(ValueId value, std::string acc, std::vector<std::string> starts,
-                                  int64_t step) {
-  stepping_ = Stepping{value, std::move(acc), std::move(starts), step};
+void PhaseEmitter::accumulate_into(ValueId value, std::string acc,
+                                   std::vector<std::string> loop_vars) {
+  external_ = External{value, std::move(acc), std::move(loop_vars)};
 }
 
 std::string PhaseEmitter::initial_value(const Node& n) const {
@@ -122,21 +117,28 @@ std::string PhaseEmitter::initial_value(const Node& n) const {
   return literal(t, Tensor::scalar(t, init), 0);
 }
 
-// A fresh accumulator declared where the reduction starts, or the stepped one.
+bool PhaseEmitter::external(const Node& n) const {
+  return external_ && external_->value == n.outputs[0];
+}
+
+// A fresh accumulator declared where the reduction starts, or the caller's.
 std::string PhaseEmitter::accumulator(const Node& n) {
-  if (stepping_ && stepping_->value == n.outputs[0]) return stepping_->acc;
+  if (external(n)) return external_->acc;
   std::string acc = fmt::format("acc{}", next_++);
   emit(static_cast<int>(scopes_.size()) - 1,
        fmt::format("{} {} = {};", value_type(dtype(n.inputs[0])), acc, initial_value(n)));
   return acc;
 }
 
-// The loop over reduce axis `axis` of `n`: whole, or the current step's window.
+// The loop over reduce axis `axis` of `n`, or the caller's loop variable.
 PhaseEmitter::Ix PhaseEmitter::reduce_loop(const Node& n, size_t axis, int64_t extent) {
-  if (!stepping_ || stepping_->value != n.outputs[0]) return open_loop(extent);
-  const std::string& start = stepping_->starts.at(axis);
-  return open_loop(start,
-                   fmt::format("orch_clamp({} + {}, 0LL, {}LL)", start, stepping_->step, extent));
+  if (external(n)) return {external_->loop_vars.at(axis), 0};
+  return open_loop(extent);
+}
+
+void PhaseEmitter::close_reduce_loops(const Node& n, size_t count) {
+  if (external(n)) return;
+  for (size_t i = 0; i < count; ++i) close_loop();
 }
 
 void PhaseEmitter::close_loop() {
@@ -291,7 +293,7 @@ PhaseEmitter::Ix PhaseEmitter::reduce(const Node& n, const std::vector<Ix>& idx)
                      : kind == "prod" ? elementwise_expr("mul", {acc, e.text}, t, t)
                                       : fmt::format("orch_{}({}, {})", kind, acc, e.text);
   emit(static_cast<int>(scopes_.size()) - 1, fmt::format("{} = {};", acc, step));
-  for (size_t i = 0; i < axes.size(); ++i) close_loop();
+  close_reduce_loops(n, axes.size());
   return {acc, base};
 }
 
@@ -309,7 +311,7 @@ PhaseEmitter::Ix PhaseEmitter::matmul(const Node& n, const std::vector<Ix>& idx)
   Ix b = at(n.inputs[1], bi);
   std::string prod = elementwise_expr("mul", {a.text, b.text}, t, t);
   emit(k.depth, fmt::format("{} = {};", acc, elementwise_expr("add", {acc, prod}, t, t)));
-  close_loop();
+  close_reduce_loops(n, 1);
   return {acc, base};
 }
 
@@ -373,7 +375,7 @@ PhaseEmitter::Ix PhaseEmitter::conv(const Node& n, const std::vector<Ix>& idx) {
   }
   std::string prod = elementwise_expr("mul", {term, wv.text}, t, t);
   emit(depth, fmt::format("{} = {};", acc, elementwise_expr("add", {acc, prod}, t, t)));
-  for (size_t s = 0; s <= spatial; ++s) close_loop();
+  close_reduce_loops(n, spatial + 1);
   return {acc, base};
 }
 

@@ -80,11 +80,10 @@ class PhaseEmitter {
   /// coordinates `coords`; returns the expression of the result (value type).
   std::string compute(ValueId v, const std::vector<std::string>& coords);
 
-  /// From now on, the reduction computing `value` is emitted as one reduce step: reduce axis a
-  /// (in its index map's order) runs over [starts[a], min(starts[a] + step, extent)), adding
-  /// into `acc`, which the caller declares and initializes (initial_value).
-  void step_reduction(ValueId value, std::string acc, std::vector<std::string> starts,
-                      int64_t step);
+  /// From now on, the reduction computing `value` is emitted as one term of the caller's loops:
+  /// reduce axis a (in its index map's order) is the variable loop_vars[a], and the term is
+  /// added into `acc`, which the caller declares and initializes (initial_value).
+  void accumulate_into(ValueId value, std::string acc, std::vector<std::string> loop_vars);
 
   /// The identity a reduction node's accumulator starts from (a literal of its value type).
   std::string initial_value(const Node& n) const;
@@ -123,9 +122,10 @@ class PhaseEmitter {
   Ix data_index(const Ix& i, int64_t n);
   Ix index_local(const Ix& e);
   Ix open_loop(int64_t extent);
-  Ix open_loop(const std::string& begin, const std::string& end);
+  bool external(const Node& n) const;
   std::string accumulator(const Node& n);
   Ix reduce_loop(const Node& n, size_t axis, int64_t extent);
+  void close_reduce_loops(const Node& n, size_t count);
   void close_loop();
   void emit(int depth, std::string line);
   const Shape& shape(ValueId v) const { return g_.value(v).type.shape; }
@@ -137,13 +137,12 @@ class PhaseEmitter {
   std::vector<Scope> scopes_;
   std::vector<std::string> loop_headers_;  // of scopes_[1..]
   int next_ = 0;
-  struct Stepping {
+  struct External {
     ValueId value = kNoValue;
     std::string acc;
-    std::vector<std::string> starts;
-    int64_t step = 0;
+    std::vector<std::string> loop_vars;
   };
-  std::optional<Stepping> stepping_;
+  std::optional<External> external_;
 };
 
 /// Shared memory a block may declare statically (without the opt-in of dynamic shared memory).
@@ -164,8 +163,10 @@ StagedCode stage_regions(const Graph& kernel, ValueId root,
                          std::vector<ValueHome>& homes, Globals& globals);
 
 /// The one reduction the root's phase computes inline at the root's coordinates (the root
-/// itself, or what only the root's elementwise epilogue reads): what a config with a reduce
-/// step walks one step at a time. kNoNode when the phase computes none or several.
-NodeId stepped_reduction(const Graph& kernel, ValueId root, const std::vector<ValueHome>& homes);
+/// itself, or what only the root's elementwise epilogue reads): what its thread tiles
+/// accumulate in registers, a reduce step at a time under a config with a reduce step. kNoNode
+/// when the phase computes none or several.
+NodeId accumulated_reduction(const Graph& kernel, ValueId root,
+                             const std::vector<ValueHome>& homes);
 
 }  // namespace orch::codegen::cuda_impl

@@ -202,51 +202,64 @@ std::string store(const Graph& kernel, ValueId v, const std::string& dest,
   return fmt::format("{}[e] = ({})({});\n", dest, cuda_impl::storage_type(t), value);
 }
 
-// The root output's phase under a tile config, after the block index: what the block stages
-// in shared memory, then its thread tiles. With a reduce step, the stepped reduction
-// accumulates each thread tile element in `acc_tile` over a loop of steps (a barrier, the
-// step's staging, every element's share of the step), then the epilogue reads the totals.
+// The root output's phase under a tile config (its geometry set in `geo`), after the block
+// index: what the block stages in shared memory, then its thread tiles. With a reduction the
+// phase computes at the root's coordinates, each thread tile element accumulates its total in
+// acc_tile, the reduce loops outside the element loops (Welder's register tile: an operand
+// element loaded once serves every element of the thread tile that reads it); with a reduce
+// step, those loops run a step at a time, each step starting with a barrier and its staging.
+// The epilogue then reads the totals.
 std::string root_phase(const Graph& kernel, const schedule::TileGraph& tg,
-                       const schedule::GpuTileConfig& config, const Geometry& geo,
-                       const std::string& dest, std::vector<ValueHome> homes,
-                       cuda_impl::Globals& globals) {
+                       const schedule::GpuTileConfig& config, const std::string& dest,
+                       std::vector<ValueHome> homes, cuda_impl::Globals& globals, Geometry& geo) {
   ValueId root = tg.root;
-  NodeId stepped =
-      config.reduce_step > 0 ? cuda_impl::stepped_reduction(kernel, root, homes) : kNoNode;
+  NodeId reduction = cuda_impl::accumulated_reduction(kernel, root, homes);
+  int64_t step = config.reduce_step;
+  geo = tiled(kernel.value(root).type.shape, config, reduction != kNoNode);
   cuda_impl::StagedCode staged = cuda_impl::stage_regions(
-      kernel, root, schedule::staged_regions(tg, config, stepped), homes, globals);
+      kernel, root, schedule::staged_regions(tg, config, step > 0 ? reduction : kNoNode), homes,
+      globals);
   std::vector<std::string> coords;
   for (size_t d = 0; d < kernel.value(root).type.shape.size(); ++d)
     coords.push_back(fmt::format("o{}", d));
-  if (staged.per_step.empty()) {
+  if (reduction == kNoNode) {
     cuda_impl::PhaseEmitter emitter(kernel, homes, globals);
     std::string result = emitter.compute(root, coords);
     return staged.once + element_loops(geo, emitter.code() + store(kernel, root, dest, result));
   }
-  const Node& r = kernel.node(stepped);
+  const Node& r = kernel.node(reduction);
   ValueId total = r.outputs[0];
   const std::string acc = "acc_tile[ui]";
   int64_t elements = 1;
   for (int64_t t : config.thread) elements *= t;
-  cuda_impl::PhaseEmitter step(kernel, homes, globals);
-  std::vector<std::string> starts;
-  std::string open, close;
-  const std::vector<int64_t>& extents = tg.maps[stepped]->reduce_extents;
+  std::string steps_open, steps_close, loops_open, loops_close;
+  std::vector<std::string> vars;
+  const std::vector<int64_t>& extents = tg.maps[reduction]->reduce_extents;
   for (size_t a = 0; a < extents.size(); ++a) {
-    starts.push_back(fmt::format("ks{} * {}", a, config.reduce_step));
-    open += fmt::format("for (long long ks{0} = 0; ks{0} < {1}; ++ks{0}) {{\n", a,
-                        (extents[a] + config.reduce_step - 1) / config.reduce_step);
-    close += "}\n";
+    vars.push_back(fmt::format("rk{}", a));
+    std::string begin = "0", end = std::to_string(extents[a]);
+    if (step > 0) {
+      steps_open += fmt::format("for (long long ks{0} = 0; ks{0} < {1}; ++ks{0}) {{\n", a,
+                                (extents[a] + step - 1) / step);
+      steps_close += "}\n";
+      begin = fmt::format("ks{} * {}", a, step);
+      end = fmt::format("orch_clamp({} + {}, 0LL, {}LL)", begin, step, extents[a]);
+    }
+    loops_open +=
+        fmt::format("for (long long {0} = {1}; {0} < {2}; ++{0}) {{\n", vars.back(), begin, end);
+    loops_close += "}\n";
   }
-  step.step_reduction(total, acc, starts, config.reduce_step);
-  step.compute(total, coords);
+  cuda_impl::PhaseEmitter term(kernel, homes, globals);
+  term.accumulate_into(total, acc, vars);
+  term.compute(total, coords);
   std::string code = staged.once;
   code += fmt::format("{} acc_tile[{}];\nfor (long long ui = 0; ui < {}; ++ui) {} = {};\n",
                       cuda_impl::value_type(kernel.value(r.inputs[0]).type.dtype), elements,
-                      elements, acc, step.initial_value(r));
-  code += open +
-          indent("__syncthreads();\n" + staged.per_step + element_loops(geo, step.code()), 2) +
-          close;
+                      elements, acc, term.initial_value(r));
+  std::string accumulate = loops_open + indent(element_loops(geo, term.code()), 2) + loops_close;
+  if (step > 0 && !staged.per_step.empty())
+    accumulate = "__syncthreads();\n" + staged.per_step + accumulate;
+  code += step > 0 ? steps_open + indent(accumulate, 2) + steps_close : accumulate;
   homes[total] = {ValueHome::scalar, acc};
   cuda_impl::PhaseEmitter epilogue(kernel, homes, globals);
   std::string result = total == root ? acc : epilogue.compute(root, coords);
@@ -419,11 +432,12 @@ CudaKernelSource cuda_kernel_source(const Graph& kernel, const std::string& pref
     const Value& value = kernel.value(v);
     const Shape& shape = value.type.shape;
     std::string name = fmt::format("{}_{}_{}", prefix, k, sanitize(value.name));
-    Geometry geo = v == root ? tiled(shape, *config, config->reduce_step > 0) : grid_stride(shape);
+    Geometry geo;
     std::string body;
     if (v == root) {
-      body = root_phase(kernel, *tg, *config, geo, dest[v], homes, globals);
+      body = root_phase(kernel, *tg, *config, dest[v], homes, globals, geo);
     } else {
+      geo = grid_stride(shape);
       cuda_impl::PhaseEmitter emitter(kernel, homes, globals);
       std::vector<std::string> coords;
       for (size_t d = 0; d < shape.size(); ++d) coords.push_back(fmt::format("o{}", d));

@@ -10,18 +10,22 @@
 // recomputed where it is read) or materialized (written to global memory by its own phase). A
 // value is materialized when it is a kernel output, or the result of prim.Reduce, prim.MatMul,
 // prim.Conv or prim.ConvTranspose that other kernel nodes read (recomputing those per use would
-// multiply the work), except where only an elementwise epilogue of its shape reads it, ending
-// at one kernel output: that output computes it once per element, inlined. Intermediate materialized values live in one scratch buffer. Each
-// materialized value is one phase: one `extern "C" __global__` function, launched in order on
-// one stream, each thread computing the elements of its thread tile. The root output's phase,
-// under a tile config, first stages in shared memory what its block reads with reuse (Welder's
-// staging, schedule/gpu/gpu_staging.h). With a reduce step, the one reduction the phase
-// computes at the root's coordinates (a MatMul, Conv or Reduce, with its epilogue) walks its
-// reduce axes a step at a time: per step a barrier, the operands' windows staged, each thread
-// tile element's share added to its accumulator (acc_tile); the epilogue then runs on the
-// totals. A phase with several such reductions reads from memory. The same source also
-// compiles for the host (cuda_emulate.h), barriers included, which is how the generated code
-// is checked against the interpreter on machines without a GPU.
+// multiply the work), except where only an elementwise epilogue of its shape reads it, ending at
+// one kernel output: that output computes it once per element, inlined. Intermediate
+// materialized values live in one scratch buffer. Each materialized value is one phase: one
+// `extern "C" __global__` function, launched in order on one stream, each thread computing the
+// elements of its thread tile.
+//
+// The root output's phase, under a tile config, is Welder's: its block first stages in shared
+// memory what it reads with reuse (schedule/gpu/gpu_staging.h). The one reduction it computes at
+// the root's coordinates (a MatMul, Conv or Reduce, perhaps under an epilogue) is accumulated
+// per thread tile element in acc_tile, the reduce loops outside the element loops (a register
+// tile); with a reduce step those loops run a step at a time, each step a barrier and its
+// operands' windows staged. The epilogue then runs on the totals. A phase with several such
+// reductions computes them per element, reading memory where staging would need steps.
+//
+// The same source also compiles for the host (cuda_emulate.h), barriers included, which is how
+// the generated code is checked against the interpreter on machines without a GPU.
 #pragma once
 
 #include <cstdint>
@@ -68,8 +72,8 @@ struct LibraryCall {
 
 /// The library call among `allowed` that computes `kernel` (as the stitcher extracts it,
 /// library_call_of): cuBLAS for a lone MatMul (gemm_spec), cuDNN for a convolution, perhaps
-/// with its bias and ReLU (conv_spec), rather than generated code, which stages nothing in
-/// shared memory. nullopt for any other kernel.
+/// with its bias and ReLU (conv_spec), rather than generated code (driver/cuda_target.h: far
+/// from the peak when measured). nullopt for any other kernel.
 std::optional<LibraryCall> library_call(const Graph& kernel, const CudaLibraries& allowed);
 
 /// Constants of this many bytes or more are inputs of a kernel that a library computes: all of

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "codegen/cuda/cuda_impl.h"
 
@@ -93,8 +94,11 @@ StagedCode stage_regions(const Graph& kernel, ValueId root,
   std::vector<const schedule::StagedRegion*> chosen;
   for (const schedule::StagedRegion& r : regions)
     if (read[r.value]) chosen.push_back(&r);
+  // What is staged once comes first: its code runs before the step loop, so it must not read
+  // a value staged per step.
   std::stable_sort(chosen.begin(), chosen.end(), [&](const auto* a, const auto* b) {
-    return order(kernel, a->value) < order(kernel, b->value);
+    return std::pair(a->stepped(), order(kernel, a->value)) <
+           std::pair(b->stepped(), order(kernel, b->value));
   });
   StagedCode code;
   int64_t bytes = 0;
@@ -109,7 +113,8 @@ StagedCode stage_regions(const Graph& kernel, ValueId root,
   return code;
 }
 
-NodeId stepped_reduction(const Graph& kernel, ValueId root, const std::vector<ValueHome>& homes) {
+NodeId accumulated_reduction(const Graph& kernel, ValueId root,
+                             const std::vector<ValueHome>& homes) {
   std::vector<bool> read = read_by(kernel, root, homes);
   read[root] = true;
   NodeId found = kNoNode;

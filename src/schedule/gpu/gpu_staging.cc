@@ -26,7 +26,9 @@ bool affine_channels(const Graph& g, const Node& conv) {
   return group == 1 || g.value(conv.outputs[0]).type.shape[1] == group;
 }
 
-bool affine_kernel(const TileGraph& tg) {
+}  // namespace
+
+bool stages_affinely(const TileGraph& tg) {
   const Graph& g = *tg.graph;
   for (NodeId n = 0; n < static_cast<NodeId>(g.num_nodes()); ++n) {
     const Node& node = g.node(n);
@@ -37,6 +39,8 @@ bool affine_kernel(const TileGraph& tg) {
   }
   return true;
 }
+
+namespace {
 
 // Per dim of `counts`: the indices checked, the first two and the last two.
 std::vector<std::vector<int64_t>> checked_indices(const std::vector<int64_t>& counts) {
@@ -118,7 +122,7 @@ std::vector<StagedRegion> staged_regions(const TileGraph& tg, const GpuTileConfi
   const Graph& g = *tg.graph;
   const Shape& shape = g.value(tg.root).type.shape;
   if (config.reduce_step > 0 && (stepped == kNoNode || !tg.maps[stepped])) return {};
-  if (!affine_kernel(tg)) return {};
+  if (!stages_affinely(tg)) return {};
   Layout l{&tg, &config, config.reduce_step > 0 ? stepped : kNoNode, shape.size(), {}};
   for (size_t d = 0; d < l.rank; ++d)
     l.counts.push_back((shape[d] + config.block[d] - 1) / config.block[d]);

@@ -33,6 +33,10 @@ struct StagedRegion {
   bool stepped() const;
 };
 
+/// Whether the regions of every primitive of the kernel move affinely with the block, which the
+/// generated code's staging needs (staged_regions); the GPU tile model stages nothing otherwise.
+bool stages_affinely(const TileGraph& tg);
+
 /// The staged values of `config` (staged_values) in value order, with their regions. With
 /// config.reduce_step > 0, `stepped` is the one reduction whose reduce axes the generated code
 /// walks a step at a time (its consumers' other reductions read their inputs whole); kNoNode

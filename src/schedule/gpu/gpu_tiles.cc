@@ -2,6 +2,7 @@
 #include "schedule/gpu/gpu_tiles.h"
 
 #include "schedule/gpu/gpu_coalescing.h"
+#include "schedule/gpu/gpu_staging.h"
 
 #include <algorithm>
 #include <limits>
@@ -125,7 +126,10 @@ BlockPlan plan_block(const TileGraph& tg, const GpuMachine& gpu, const std::vect
       if (r) plan.flops += plan.tiles.counts[c] * box_elements(*r) * reduce_volume(tg, n) * per;
     }
   }
-  plan.staged = staged_values(tg, regions);
+  // The generated code stages only where regions move affinely (gpu_staging.h); elsewhere
+  // every value is read from memory, and so it is modeled.
+  plan.staged =
+      stages_affinely(tg) ? staged_values(tg, regions) : std::vector<bool>(g.num_values(), false);
   for (ValueId v = 0; v < static_cast<ValueId>(g.num_values()); ++v) {
     const Value& value = g.value(v);
     if (!regions[v] || immediate(value) || is_output[v]) continue;

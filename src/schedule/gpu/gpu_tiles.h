@@ -6,7 +6,8 @@
 //   output elements: MatMul operands, a reduction's result broadcast over a row) is staged in
 //   shared memory, one reduce step at a time; a value each output element reads once goes from
 //   global memory straight to registers, and an intermediate without reuse stays in registers
-//   (fused, recomputed per use).
+//   (fused, recomputed per use). A kernel whose regions need not move affinely with the block
+//   (stages_affinely, gpu_staging.h) stages nothing: the generated code could not.
 // - Legality: threads per block within the limit and a whole number of warps (or a single block
 //   covering the output); shared memory within the opt-in per-block limit; registers within
 //   the per-thread and per-block limits.
