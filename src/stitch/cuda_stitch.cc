@@ -69,11 +69,12 @@ std::vector<std::optional<schedule::ScoredGpuConfig>> best_configs(
   return configs;
 }
 
-// "block=64,64 thread=4,4 reduce_step=32 est_us=1.25": the report's and manifest's config text.
-std::string config_text(const schedule::ScoredGpuConfig& s) {
-  return fmt::format("block={} thread={} reduce_step={} est_us={:.2f}",
+// "block=64,64 thread=4,4 reduce_step=32 shared_bytes=16384 est_us=1.25": the report's and
+// manifest's config text; shared_bytes is what the generated code stages per block.
+std::string config_text(const schedule::ScoredGpuConfig& s, int64_t shared_bytes) {
+  return fmt::format("block={} thread={} reduce_step={} shared_bytes={} est_us={:.2f}",
                      fmt::join(s.config.block, ","), fmt::join(s.config.thread, ","),
-                     s.config.reduce_step, s.cost.time_us);
+                     s.config.reduce_step, shared_bytes, s.cost.time_us);
 }
 
 }  // namespace
@@ -125,7 +126,7 @@ StitchResult stitch_cuda(const Graph& graph, const OrchestrationProblem& problem
     codegen::CudaKernelSource ks =
         codegen::cuda_kernel_source(k.graph, k.name + "_", config ? &config->config : nullptr);
     k.choice.backend = "cuda";
-    k.choice.config = config ? config_text(*config) : "default";
+    k.choice.config = config ? config_text(*config, ks.shared_bytes) : "default";
     k.launches = ks.launches;
     k.scratch_bytes = ks.scratch_bytes;
     layout.scratch_bytes = std::max(layout.scratch_bytes, ks.scratch_bytes);

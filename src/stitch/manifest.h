@@ -65,7 +65,8 @@
 //     "target": "sm_90", "gpu": "<the GPU description's name>",
 //     "scratch_bytes": N,           // one device buffer every launch gets as its last argument
 //     "kernels": [{ ..., "backend": "cuda" | "cublas" | "cudnn", "external": false,
-//         "config": "block=... thread=... reduce_step=... est_us=..." | "default" | "cublas"
+//         "config": "block=... thread=... reduce_step=... shared_bytes=... est_us=..." | "default"
+//         | "cublas"
 //             | "cudnn",
 //         "launches": [{"function", "blocks", "threads"}],   // in order, on one stream
 //         "scratch_bytes": N }]

@@ -154,6 +154,7 @@ inline constexpr int64_t kMaxStaticShared = 48 * 1024;
 /// by a barrier; the value's home becomes that array.
 struct StagedCode {
   std::string once, per_step;
+  int64_t bytes = 0;  // of the __shared__ arrays
 };
 
 /// The staging of each region of `regions` the root's phase reads; regions past

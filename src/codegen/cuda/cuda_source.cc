@@ -107,6 +107,7 @@ struct Geometry {
   std::string head, tail;
   int64_t blocks = 1;
   int threads = 1;
+  int64_t shared_bytes = 0;  // what a block stages
 };
 
 Geometry grid_stride(const Shape& shape) {
@@ -219,6 +220,7 @@ std::string root_phase(const Graph& kernel, const schedule::TileGraph& tg,
   cuda_impl::StagedCode staged = cuda_impl::stage_regions(
       kernel, root, schedule::staged_regions(tg, config, step > 0 ? reduction : kNoNode), homes,
       globals);
+  geo.shared_bytes = staged.bytes;
   std::vector<std::string> coords;
   for (size_t d = 0; d < kernel.value(root).type.shape.size(); ++d)
     coords.push_back(fmt::format("o{}", d));
@@ -451,6 +453,7 @@ CudaKernelSource cuda_kernel_source(const Graph& kernel, const std::string& pref
     functions += indent(scratch_pointers + geo.block + body, 2);
     functions += "}\n";
     out.launches.push_back({name, geo.blocks, geo.threads});
+    out.shared_bytes = std::max(out.shared_bytes, geo.shared_bytes);
   }
   out.code = globals.text + functions;
   return out;

@@ -98,6 +98,7 @@ struct CudaKernelSource {
   std::string code;  // device helpers and the __global__ functions; needs cuda_prelude() first
   std::vector<CudaLaunch> launches;  // in order
   int64_t scratch_bytes = 0;
+  int64_t shared_bytes = 0;  // static shared memory of a block, the most of any launch
 };
 
 /// "" when the CUDA emitter can generate `kernel`, otherwise why not (shown to users).

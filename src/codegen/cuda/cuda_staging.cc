@@ -101,13 +101,12 @@ StagedCode stage_regions(const Graph& kernel, ValueId root,
            std::pair(b->stepped(), order(kernel, b->value));
   });
   StagedCode code;
-  int64_t bytes = 0;
   for (const schedule::StagedRegion* r : chosen) {
     int64_t elements = 1;
     for (int64_t s : r->size) elements *= s;
     int64_t need = elements * static_cast<int64_t>(dtype_size(kernel.value(r->value).type.dtype));
-    if (bytes + need > kMaxStaticShared) continue;
-    bytes += need;
+    if (code.bytes + need > kMaxStaticShared) continue;
+    code.bytes += need;
     (r->stepped() ? code.per_step : code.once) += stage(kernel, *r, homes, globals);
   }
   return code;

@@ -44,20 +44,14 @@ namespace {
 
 // Per dim of `counts`: the indices checked, the first two and the last two.
 std::vector<std::vector<int64_t>> checked_indices(const std::vector<int64_t>& counts) {
-  std::vector<std::vector<int64_t>> out{{}};
+  std::vector<std::vector<int64_t>> picks;
   for (int64_t n : counts) {
-    std::set<int64_t> picks;
+    std::set<int64_t> dim;
     for (int64_t i : {int64_t{0}, int64_t{1}, n - 2, n - 1})
-      if (i >= 0 && i < n) picks.insert(i);
-    std::vector<std::vector<int64_t>> next;
-    for (const std::vector<int64_t>& prefix : out)
-      for (int64_t i : picks) {
-        next.push_back(prefix);
-        next.back().push_back(i);
-      }
-    out = std::move(next);
+      if (i >= 0 && i < n) dim.insert(i);
+    picks.emplace_back(dim.begin(), dim.end());
   }
-  return out;
+  return combinations(picks);
 }
 
 // Where blocks and reduce steps are: the block index per root dim, then the step index per

@@ -325,7 +325,8 @@ std::vector<int64_t> pow2_sizes(int64_t extent) {
   return sizes;
 }
 
-// Every combination of per-dim choices, first dim outermost.
+}  // namespace
+
 std::vector<std::vector<int64_t>> combinations(const std::vector<std::vector<int64_t>>& choices) {
   std::vector<std::vector<int64_t>> out{{}};
   for (const std::vector<int64_t>& dim : choices) {
@@ -339,8 +340,6 @@ std::vector<std::vector<int64_t>> combinations(const std::vector<std::vector<int
   }
   return out;
 }
-
-}  // namespace
 
 std::vector<bool> staged_values(const TileGraph& tg, const Regions& regions) {
   const Graph& g = *tg.graph;

@@ -90,6 +90,9 @@ struct GpuTileCost {
 /// block's): read with reuse, neither a kernel output nor a one-element constant.
 std::vector<bool> staged_values(const TileGraph& tg, const Regions& regions);
 
+/// Every combination of per-dim choices, first dim outermost.
+std::vector<std::vector<int64_t>> combinations(const std::vector<std::vector<int64_t>>& choices);
+
 /// Per-thread register estimate: the thread tile's outputs and accumulators plus addressing.
 constexpr int64_t kBaseRegisters = 16;
 
