@@ -1,6 +1,10 @@
 // Shared-memory staging in generated CUDA C, emulated on the host with its barriers: operands
 // of MatMuls and convolutions (inputs and computed prologues), reductions broadcast over rows,
 // partial edge blocks; and the emulator's own checks of barriers and staged reads.
+#include <fmt/ranges.h>
+
+#include <random>
+
 #include "../common/fused_kernels.h"
 #include "codegen/cuda/cuda_nvrtc.h"
 #include "cuda_util.h"
@@ -81,6 +85,37 @@ TEST(CudaStaging, SteppedKernelsMatchTheInterpreter) {
     EXPECT_LT(source.code.find("for (long long u0", reduce),
               source.code.find("acc_tile[ui] = (", reduce))
         << c.name;
+  }
+  expect_all_match(cases, 1e-4);
+}
+
+// Legal configs of every kernel above, drawn from the H200's ranking and given reduce steps of
+// 0, 4 and 8 in turn (a fixed seed): edge blocks, thread tiles and partial steps the hand-picked
+// cases miss.
+TEST(CudaStaging, DrawnConfigsMatchTheInterpreter) {
+  static const schedule::GpuMachine h200 =
+      schedule::load_gpu(std::string(ORCH_SOURCE_DIR) + "/machines/h200.json");
+  std::vector<std::pair<std::string, std::string>> kernels = {
+      {"matmul prologues", kMatMulPrologues},
+      {"batched matmul", kBatchedMatMul},
+      {"strided conv", kStridedConv},
+      {"depthwise conv", kDepthwiseConv}};
+  for (const FusedKernel& k : fused_kernels()) kernels.emplace_back(k.name, k.text);
+  std::mt19937 rng(11);
+  std::vector<CudaCase> cases;
+  for (const auto& [name, text] : kernels) {
+    Graph g = parse_graph(text);
+    std::vector<schedule::ScoredGpuConfig> configs =
+        schedule::gpu_configs(schedule::make_tile_graph(g), h200, 200);
+    ASSERT_FALSE(configs.empty()) << name;
+    for (int64_t step : {0, 4, 8}) {
+      schedule::GpuTileConfig config = configs[rng() % configs.size()].config;
+      config.reduce_step = step;
+      cases.push_back(
+          tiled_case(fmt::format("{} block {} thread {} step {}", name,
+                                 fmt::join(config.block, "x"), fmt::join(config.thread, "x"), step),
+                     text, config));
+    }
   }
   expect_all_match(cases, 1e-4);
 }
