@@ -64,7 +64,8 @@ void run_block(Fibers& f, SetFn set, unsigned block, unsigned threads, unsigned 
                const std::string& function) {
   f.threads.resize(threads);
   f.state.assign(threads, Fibers::running);
-  while (f.stacks.size() < threads) f.stacks.push_back(std::make_unique<char[]>(kFiberStack));
+  while (f.stacks.size() < threads)
+    f.stacks.push_back(std::make_unique_for_overwrite<char[]>(kFiberStack));
   for (unsigned t = 0; t < threads; ++t) {
     getcontext(&f.threads[t]);
     f.threads[t].uc_stack.ss_sp = f.stacks[t].get();
