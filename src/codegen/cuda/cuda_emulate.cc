@@ -193,7 +193,9 @@ HostKernels::HostKernels(const std::string& code, std::span<const HostFunction> 
       reinterpret_cast<int (*)()>(impl_->library->symbol("orch_emulate_take_faults"));
   reinterpret_cast<void (*)(BarrierFn)>(impl_->library->symbol("orch_emulate_set_barrier"))(
       barrier);
-  impl_->barriers = code.find("__syncthreads") != std::string::npos;
+  // Warp shuffles are block barriers on the host (the host prelude's orch_shfl_xor).
+  impl_->barriers = code.find("__syncthreads") != std::string::npos ||
+                    code.find("orch_shfl_xor") != std::string::npos;
   for (const HostFunction& f : functions)
     impl_->functions[f.name] = {
         reinterpret_cast<CallFn>(impl_->library->symbol("orch_host_" + f.name)), f.parameters};

@@ -117,6 +117,15 @@ std::string PhaseEmitter::initial_value(const Node& n) const {
   return literal(t, Tensor::scalar(t, init), 0);
 }
 
+std::string PhaseEmitter::combine(const Node& n, const std::string& acc,
+                                  const std::string& x) const {
+  DType t = dtype(n.inputs[0]);
+  std::string kind = n.op == "prim.Reduce" ? attr_string(n.attrs, "kind", "") : "sum";
+  return kind == "sum"    ? elementwise_expr("add", {acc, x}, t, t)
+         : kind == "prod" ? elementwise_expr("mul", {acc, x}, t, t)
+                          : fmt::format("orch_{}({}, {})", kind, acc, x);
+}
+
 bool PhaseEmitter::external(const Node& n) const {
   return external_ && external_->value == n.outputs[0];
 }
@@ -277,22 +286,17 @@ PhaseEmitter::Ix PhaseEmitter::define(ValueId v, const std::vector<Ix>& idx) {
 
 PhaseEmitter::Ix PhaseEmitter::reduce(const Node& n, const std::vector<Ix>& idx) {
   ValueId x = n.inputs[0];
-  DType t = dtype(x);
   const Shape& xs = shape(x);
   std::vector<int64_t> axes = attr_ints(n.attrs, "axes");
   for (int64_t& a : axes) a = static_cast<int64_t>(normalize(a, xs.size()));
   std::sort(axes.begin(), axes.end());
-  std::string kind = attr_string(n.attrs, "kind", "");
   int base = static_cast<int>(scopes_.size()) - 1;
   std::string acc = accumulator(n);
   std::vector<Ix> in = idx;
   for (size_t i = 0; i < axes.size(); ++i)
     in[static_cast<size_t>(axes[i])] = reduce_loop(n, i, xs[static_cast<size_t>(axes[i])]);
   Ix e = at(x, in);
-  std::string step = kind == "sum"    ? elementwise_expr("add", {acc, e.text}, t, t)
-                     : kind == "prod" ? elementwise_expr("mul", {acc, e.text}, t, t)
-                                      : fmt::format("orch_{}({}, {})", kind, acc, e.text);
-  emit(static_cast<int>(scopes_.size()) - 1, fmt::format("{} = {};", acc, step));
+  emit(static_cast<int>(scopes_.size()) - 1, fmt::format("{} = {};", acc, combine(n, acc, e.text)));
   close_reduce_loops(n, axes.size());
   return {acc, base};
 }

@@ -85,6 +85,9 @@ class PhaseEmitter {
   /// added into `acc`, which the caller declares and initializes (initial_value).
   void accumulate_into(ValueId value, std::string acc, std::vector<std::string> loop_vars);
 
+  /// A reduction node's accumulator `acc` combined with a term `x` (C expressions).
+  std::string combine(const Node& n, const std::string& acc, const std::string& x) const;
+
   /// The identity a reduction node's accumulator starts from (a literal of its value type).
   std::string initial_value(const Node& n) const;
 

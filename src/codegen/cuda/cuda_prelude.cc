@@ -106,13 +106,27 @@ extern "C" void orch_emulate_set(unsigned block, unsigned thread, unsigned block
   gridDim = {blocks, 1, 1};
   blockDim = {threads, 1, 1};
 }
+// A warp's exchange, through the block: phases that shuffle keep their trip counts uniform
+// within a block, so every thread of it shuffles together and a block barrier stands for the
+// warp's.
+static thread_local unsigned long long orch_lanes[1024];
+template <class T> static inline T orch_shfl_xor(T v, int lane_mask) {
+  T* slot = reinterpret_cast<T*>(orch_lanes);
+  slot[threadIdx.x] = v;
+  __syncthreads();
+  T other = slot[threadIdx.x ^ lane_mask];
+  __syncthreads();
+  return other;
+}
 )" + helper_functions();
 }
 
 }  // namespace cuda_impl
 
 std::string cuda_prelude() {
-  return "#define ORCH_FN __device__ __forceinline__\n#define ORCH_IN(i, n) (i)\n" +
+  return "#define ORCH_FN __device__ __forceinline__\n#define ORCH_IN(i, n) (i)\n"
+         "template <class T> ORCH_FN T orch_shfl_xor(T v, int lane_mask) {\n"
+         "  return __shfl_xor_sync(0xffffffffu, v, lane_mask);\n}\n" +
          cuda_impl::helper_functions();
 }
 

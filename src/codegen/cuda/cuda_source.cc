@@ -38,6 +38,8 @@ const std::set<std::string_view> kMaterializedOps = {"prim.Reduce", "prim.MatMul
 constexpr int64_t kMaxBakedBytes = 64 * 1024;
 
 constexpr int kThreads = 256;           // per block, for phases without a tile config
+constexpr int64_t kWarp = 32;           // threads
+constexpr int64_t kWarpReduceMin = 32;  // reduce volume of a phase run one warp per element
 constexpr int64_t kMaxBlocks = 65536;   // for phases without a tile config (grid-stride loop)
 constexpr int64_t kScratchAlign = 256;  // bytes, per scratch value
 
@@ -110,15 +112,8 @@ struct Geometry {
   int64_t shared_bytes = 0;  // what a block stages
 };
 
-Geometry grid_stride(const Shape& shape) {
-  int64_t n = num_elements(shape);
-  Geometry g;
-  g.threads = kThreads;
-  g.blocks = std::min(kMaxBlocks, (n + kThreads - 1) / kThreads);
-  g.head = fmt::format(
-      "for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < {}; e += "
-      "(long long)gridDim.x * blockDim.x) {{\n",
-      n);
+// The coordinates o0.. of the row-major flat index `e` into `shape`.
+std::string coordinates_of_e(const Shape& shape) {
   int64_t stride = 1;
   std::string coords;
   for (size_t d = shape.size(); d-- > 0;) {
@@ -128,7 +123,19 @@ Geometry grid_stride(const Shape& shape) {
              coords;
     stride *= shape[d];
   }
-  g.head += coords;
+  return coords;
+}
+
+Geometry grid_stride(const Shape& shape) {
+  int64_t n = num_elements(shape);
+  Geometry g;
+  g.threads = kThreads;
+  g.blocks = std::min(kMaxBlocks, (n + kThreads - 1) / kThreads);
+  g.head = fmt::format(
+      "for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < {}; e += "
+      "(long long)gridDim.x * blockDim.x) {{\n",
+      n);
+  g.head += coordinates_of_e(shape);
   g.tail = "}\n";
   return g;
 }
@@ -266,6 +273,80 @@ std::string root_phase(const Graph& kernel, const schedule::TileGraph& tg,
   cuda_impl::PhaseEmitter epilogue(kernel, homes, globals);
   std::string result = total == root ? acc : epilogue.compute(root, coords);
   return code + element_loops(geo, epilogue.code() + store(kernel, root, dest, result));
+}
+
+// The reduction a phase without a tile config computes one warp per element of `v`: the one
+// prim.Reduce it computes at v's coordinates (perhaps under an elementwise epilogue), over the
+// innermost dims of its input (so that a warp's lanes read consecutive elements) and at least a
+// warp long, on a type warp shuffles move. kNoNode otherwise: one thread per element.
+NodeId warp_reduction(const Graph& kernel, ValueId v, const std::vector<ValueHome>& homes) {
+  NodeId r = cuda_impl::accumulated_reduction(kernel, v, homes);
+  if (r == kNoNode || kernel.node(r).op != "prim.Reduce") return kNoNode;
+  const Node& n = kernel.node(r);
+  const TensorType& in = kernel.value(n.inputs[0]).type;
+  if (in.dtype != DType::f32 && in.dtype != DType::f64 && in.dtype != DType::i32 &&
+      in.dtype != DType::i64)
+    return kNoNode;
+  std::vector<int64_t> axes = attr_ints(n.attrs, "axes");
+  int64_t rank = static_cast<int64_t>(in.shape.size()), volume = 1;
+  for (int64_t& a : axes) a = a < 0 ? a + rank : a;
+  std::sort(axes.begin(), axes.end());
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (axes[i] != rank - static_cast<int64_t>(axes.size() - i)) return kNoNode;
+    volume *= in.shape[static_cast<size_t>(axes[i])];
+  }
+  return volume >= kWarpReduceMin ? r : kNoNode;
+}
+
+// A phase of `v` whose reduction `r` (warp_reduction) runs one warp per element: each lane
+// accumulates every 32nd element of the reduction, five shuffles combine the lanes, and lane 0
+// applies the epilogue and stores. A block's warps take consecutive elements, and its trip count
+// is the same for all its threads (shuffles need every lane).
+std::string warp_phase(const Graph& kernel, ValueId v, NodeId r, const std::string& dest,
+                       std::vector<ValueHome> homes, cuda_impl::Globals& globals, Geometry& geo) {
+  const Shape& shape = kernel.value(v).type.shape;
+  int64_t n = num_elements(shape), warps = kThreads / kWarp;
+  geo.threads = kThreads;
+  geo.blocks = std::min(kMaxBlocks, (n + warps - 1) / warps);
+  const Node& reduce = kernel.node(r);
+  const Shape& xs = kernel.value(reduce.inputs[0]).type.shape;
+  std::vector<int64_t> axes = attr_ints(reduce.attrs, "axes");
+  // The reduce axes are the innermost dims: the lane's flat index rr splits into them.
+  size_t first = xs.size() - axes.size();
+  int64_t volume = 1;
+  std::vector<std::string> vars(axes.size());
+  for (size_t a = axes.size(); a-- > 0;) {
+    vars[a] = fmt::format("(rr / {} % {})", volume, xs[first + a]);
+    volume *= xs[first + a];
+  }
+  std::vector<std::string> coords;
+  for (size_t d = 0; d < shape.size(); ++d) coords.push_back(fmt::format("o{}", d));
+  ValueId total = reduce.outputs[0];
+  cuda_impl::PhaseEmitter term(kernel, homes, globals);
+  term.accumulate_into(total, "acc", vars);
+  term.compute(total, coords);
+  homes[total] = {ValueHome::scalar, "acc"};
+  cuda_impl::PhaseEmitter epilogue(kernel, homes, globals);
+  std::string result = total == v ? "acc" : epilogue.compute(v, coords);
+  std::string code = fmt::format(
+      "for (long long w = (long long)blockIdx.x * {0}; w < {1}; w += (long long)gridDim.x * {0}) "
+      "{{\n",
+      warps, n);
+  code += fmt::format(
+      "  const long long e = w + threadIdx.x / {0};\n  const int lane = threadIdx.x % {0};\n",
+      kWarp);
+  code += coordinates_of_e(shape);
+  code += fmt::format("  {} acc = {};\n",
+                      cuda_impl::value_type(kernel.value(reduce.inputs[0]).type.dtype),
+                      term.initial_value(reduce));
+  code += fmt::format("  if (e < {}) {{\n    for (long long rr = lane; rr < {}; rr += {}) {{\n", n,
+                      volume, kWarp);
+  code += indent(term.code(), 6) + "    }\n  }\n";
+  code += fmt::format("  for (int m = {}; m > 0; m /= 2) acc = {};\n", kWarp / 2,
+                      term.combine(reduce, "acc", "orch_shfl_xor(acc, m)"));
+  code += fmt::format("  if (e < {} && lane == 0) {{\n", n);
+  code += indent(epilogue.code() + store(kernel, v, dest, result), 4) + "  }\n}\n";
+  return code;
 }
 
 // The kernel output whose elements each read `v` at their own coordinates only: every path
@@ -438,6 +519,8 @@ CudaKernelSource cuda_kernel_source(const Graph& kernel, const std::string& pref
     std::string body;
     if (v == root) {
       body = root_phase(kernel, *tg, *config, dest[v], homes, globals, geo);
+    } else if (NodeId r = warp_reduction(kernel, v, homes); r != kNoNode) {
+      body = warp_phase(kernel, v, r, dest[v], homes, globals, geo);
     } else {
       geo = grid_stride(shape);
       cuda_impl::PhaseEmitter emitter(kernel, homes, globals);
