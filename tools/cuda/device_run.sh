@@ -7,7 +7,8 @@
 # $OUT: gpu.txt (the GPU, driver, glibc), smoke.txt, b1.txt and b16.txt (the tables), logs.tgz
 # (every optimize and run log, reports and CUDA sources). With MEASURED=1, after the smoke test:
 # the small zoo models tuned with every candidate kernel measured on the GPU beside the analytic
-# plans (measured.txt), instead of the batch tables.
+# plans (measured.txt), instead of the batch tables. With GENERATED=1: four models with
+# generated code only, no library calls (generated.txt), instead of the batch tables.
 set -u
 t0=$SECONDS
 # Runs "$@" in its own process group, killed whole after $1 seconds.
@@ -17,7 +18,7 @@ deadline() {
   setsid bash -c "sleep $s; kill -TERM -- -$p" >/dev/null 2>&1 & local w=$!
   wait $p; local rc=$?; kill -- -$w 2>/dev/null; return $rc
 }
-logs() { tar czf $OUT/logs.tgz --exclude='*.onnx' --exclude='*.bin' --exclude='*.cubin' --exclude='*.npy' --exclude='plan.*' --exclude=manifest.json -C /tmp smoke cb1 cb16 cb16y 2>/dev/null; }
+logs() { tar czf $OUT/logs.tgz --exclude='*.onnx' --exclude='*.bin' --exclude='*.cubin' --exclude='*.npy' --exclude='plan.*' --exclude=manifest.json -C /tmp smoke gen cb1 cb16 cb16y 2>/dev/null; }
 { nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv; getconf GNU_LIBC_VERSION; nproc; free -g | head -2; } > $OUT/gpu.txt 2>&1
 mkdir -p /tmp/ob && tar xJf .gpu/bundle.tar.xz -C /tmp/ob || exit 4
 N=$(find /usr/local /opt /usr/lib -name 'libnvrtc.so.13' 2>/dev/null | head -n 1)
@@ -33,6 +34,16 @@ ORCH_CUDA_MODELS=transformer-tiny ORCH_CUDA_POLICIES=full bench/cuda_bench.sh /t
 cat /tmp/smoke/transformer-tiny/full.log /tmp/smoke/transformer-tiny/full.run.log >> $OUT/smoke.txt 2>&1
 echo "smoke done at $((SECONDS - t0)) s" >> $OUT/smoke.txt
 grep -q '^| transformer-tiny | [0-9]' $OUT/smoke.txt || { logs; exit 3; }
+if [ "${GENERATED:-0}" = 1 ]; then
+  # Generated code alone (no cuBLAS or cuDNN): shared-memory staging, register tiles and warp
+  # reductions validated and timed on the GPU, one policy against the other.
+  ORCH_CUDA_OPTIMIZE_FLAGS="--gpu-libraries none" ORCH_CUDA_POLICIES="full operator" \
+    ORCH_CUDA_MODELS="transformer-tiny candy efficientvit-b1 bert-base-layer" ORCH_CUDA_JOBS=8 \
+    deadline 400 bench/cuda_bench.sh /tmp/ob/orchw /tmp/gen > $OUT/generated.txt 2>&1
+  echo "generated done at $((SECONDS - t0)) s" >> $OUT/generated.txt
+  logs
+  exit 0
+fi
 if [ "${MEASURED:-0}" = 1 ]; then
   for m in analytic measured; do
     ORCH_CUDA_MEASURE=$([ $m = measured ] && echo 1 || echo 0) ORCH_CUDA_TIMEOUT=240 \
@@ -40,7 +51,7 @@ if [ "${MEASURED:-0}" = 1 ]; then
       deadline 280 bench/cuda_bench.sh /tmp/ob/orchw /tmp/cm-$m >> $OUT/measured.txt 2>&1
     echo "$m done at $((SECONDS - t0)) s" >> $OUT/measured.txt
   done
-  tar czf $OUT/logs.tgz --exclude='*.onnx' --exclude='*.bin' --exclude='*.cubin' -C /tmp smoke cm-analytic cm-measured 2>/dev/null
+  tar czf $OUT/logs.tgz --exclude='*.onnx' --exclude='*.bin' --exclude='*.cubin' -C /tmp smoke gen cm-analytic cm-measured 2>/dev/null
   exit 0
 fi
 M1=$(/tmp/ob/orchw zoo list | awk 'NR > 1 && $1 != "" {print $1}')
