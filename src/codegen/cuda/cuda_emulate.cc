@@ -10,6 +10,7 @@
 #include <ucontext.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -48,6 +49,11 @@ struct Fibers {
 thread_local Fibers* active = nullptr;
 
 void barrier() {
+  if (active == nullptr) {
+    // HostKernels runs code with barriers as fibers; reaching one otherwise is a bug here.
+    std::fputs("orch: a barrier of emulated CUDA code ran outside the fiber scheduler\n", stderr);
+    std::abort();
+  }
   Fibers& f = *active;
   f.state[f.current] = Fibers::waiting;
   swapcontext(&f.threads[f.current], &f.scheduler);
