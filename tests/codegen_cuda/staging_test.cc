@@ -130,6 +130,48 @@ TEST(CudaStaging, StagedKernelsCompileForSm90) {
   EXPECT_EQ(cubin_sm_arch(nvrtc_compile(all, "staged.cu", 9, 0).cubin), 90);
 }
 
+// A reduction read once per element through a transpose or a reshape is computed in its
+// reader's launch; read at two coordinates per element (itself and its transpose), it keeps a
+// phase of its own.
+TEST(CudaStaging, ReductionsUnderLayoutPermutationsFuseIntoOneLaunch) {
+  struct Expect {
+    CudaCase c;
+    size_t launches;
+  };
+  std::vector<Expect> cases = {
+      {cuda_case("matmul then transpose", R"(graph g(%a: f32[12,20], %b: f32[20,16]) {
+  %m: f32[12,16] = prim.MatMul(%a, %b)
+  %y: f32[16,12] = prim.Transpose(%m) {perm = [1, 0]}
+  return %y
+})"),
+       1},
+      {cuda_case("matmul, bias, reshape",
+                 R"(graph g(%a: f32[12,20], %b: f32[20,16], %c: f32[12,16]) {
+  %m: f32[12,16] = prim.MatMul(%a, %b)
+  %s: f32[12,16] = prim.Elementwise(%m, %c) {fn = "add"}
+  %y: f32[12,4,4] = prim.Reshape(%s) {shape = [12, 4, 4]}
+  return %y
+})"),
+       1},
+      {cuda_case("matmul plus its transpose", R"(graph g(%a: f32[16,20], %b: f32[20,16]) {
+  %m: f32[16,16] = prim.MatMul(%a, %b)
+  %t: f32[16,16] = prim.Transpose(%m) {perm = [1, 0]}
+  %y: f32[16,16] = prim.Elementwise(%m, %t) {fn = "add"}
+  return %y
+})"),
+       2}};
+  std::vector<CudaCase> all;
+  for (Expect& e : cases) {
+    EXPECT_EQ(cuda_kernel_source(e.c.graph, "k").launches.size(), e.launches) << e.c.name;
+    CudaCase tiled = e.c;
+    tiled.name += " tiled";
+    tiled.config = best_h200_config(tiled.graph);
+    all.push_back(std::move(e.c));
+    all.push_back(std::move(tiled));
+  }
+  expect_all_match(all, 1e-4);
+}
+
 // The prologue's relu is computed once per element into shared memory, not per use.
 TEST(CudaStaging, ComputedOperandsAreStagedOnce) {
   Graph g = parse_graph(kMatMulPrologues);

@@ -349,14 +349,16 @@ std::string warp_phase(const Graph& kernel, ValueId v, NodeId r, const std::stri
   return code;
 }
 
-// The kernel output whose elements each read `v` at their own coordinates only: every path
-// from v goes through elementwise nodes of v's shape and ends at that one output (read once
-// per element, v is computed once per element inlined there, as Welder fuses a MatMul's
-// epilogue); kNoValue otherwise.
+// The kernel output whose elements each read `v` once: every path from v goes through
+// elementwise nodes of their input's shape (reading at their own coordinates) and layout
+// permutations (prim.Transpose, prim.Reshape: one element each), and ends at that one output.
+// With a permutation on the way the paths must form a chain (each value read by one node), so
+// that no output element reads v at two coordinates. v is then computed once per element,
+// inlined there, as Welder fuses a MatMul's epilogue; kNoValue otherwise.
 ValueId sole_pointwise_reader(const Graph& kernel, ValueId v,
                               const std::vector<std::vector<NodeId>>& consumers) {
-  const Shape& shape = kernel.value(v).type.shape;
   ValueId reader = kNoValue;
+  bool permuted = false, chain = true;
   std::vector<ValueId> work{v};
   std::vector<bool> seen(kernel.num_values(), false);
   while (!work.empty()) {
@@ -369,14 +371,18 @@ ValueId sole_pointwise_reader(const Graph& kernel, ValueId v,
       if (reader != kNoValue && reader != u) return kNoValue;
       reader = u;
     }
+    chain = chain && consumers[u].size() <= 1;
     for (NodeId c : consumers[u]) {
       const Node& node = kernel.node(c);
-      if (node.op != "prim.Elementwise" || kernel.value(node.outputs[0]).type.shape != shape)
-        return kNoValue;
+      bool layout = node.op == "prim.Transpose" || node.op == "prim.Reshape";
+      bool pointwise = node.op == "prim.Elementwise" &&
+                       kernel.value(node.outputs[0]).type.shape == kernel.value(u).type.shape;
+      if (!layout && !pointwise) return kNoValue;
+      permuted = permuted || layout;
       work.push_back(node.outputs[0]);
     }
   }
-  return reader;
+  return permuted && !chain ? kNoValue : reader;
 }
 
 // Intermediate values written to scratch by a phase of their own (not kernel outputs).

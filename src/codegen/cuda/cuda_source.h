@@ -10,8 +10,9 @@
 // recomputed where it is read) or materialized (written to global memory by its own phase). A
 // value is materialized when it is a kernel output, or the result of prim.Reduce, prim.MatMul,
 // prim.Conv or prim.ConvTranspose that other kernel nodes read (recomputing those per use would
-// multiply the work), except where only an elementwise epilogue of its shape reads it, ending at
-// one kernel output: that output computes it once per element, inlined. Intermediate
+// multiply the work), except where only an elementwise epilogue reads it, perhaps through a
+// transpose or a reshape, ending at one kernel output: that output computes it once per element,
+// inlined. Intermediate
 // materialized values live in one scratch buffer. Each materialized value is one phase: one
 // `extern "C" __global__` function, launched in order on one stream, each thread computing the
 // elements of its thread tile.
