@@ -41,6 +41,27 @@ constexpr const char* kDepthwiseConv = R"(graph g(%x: f32[2,4,10,10], %w: f32[4,
   return %y
 })";
 
+constexpr const char* kMatMulTranspose = R"(graph g(%a: f32[12,20], %b: f32[20,16]) {
+  %m: f32[12,16] = prim.MatMul(%a, %b)
+  %y: f32[16,12] = prim.Transpose(%m) {perm = [1, 0]}
+  return %y
+})";
+
+constexpr const char* kMatMulBiasReshape =
+    R"(graph g(%a: f32[12,20], %b: f32[20,16], %c: f32[12,16]) {
+  %m: f32[12,16] = prim.MatMul(%a, %b)
+  %s: f32[12,16] = prim.Elementwise(%m, %c) {fn = "add"}
+  %y: f32[12,4,4] = prim.Reshape(%s) {shape = [12, 4, 4]}
+  return %y
+})";
+
+constexpr const char* kMatMulPlusTranspose = R"(graph g(%a: f32[16,20], %b: f32[20,16]) {
+  %m: f32[16,16] = prim.MatMul(%a, %b)
+  %t: f32[16,16] = prim.Transpose(%m) {perm = [1, 0]}
+  %y: f32[16,16] = prim.Elementwise(%m, %t) {fn = "add"}
+  return %y
+})";
+
 std::vector<CudaCase> staged_cases() {
   return {tiled_case("matmul prologues 16x16", kMatMulPrologues, {{16, 16}, {2, 2}, 0}),
           tiled_case("matmul prologues 8x32", kMatMulPrologues, {{8, 32}, {1, 4}, 0}),
@@ -99,7 +120,10 @@ TEST(CudaStaging, DrawnConfigsMatchTheInterpreter) {
       {"matmul prologues", kMatMulPrologues},
       {"batched matmul", kBatchedMatMul},
       {"strided conv", kStridedConv},
-      {"depthwise conv", kDepthwiseConv}};
+      {"depthwise conv", kDepthwiseConv},
+      {"matmul then transpose", kMatMulTranspose},
+      {"matmul, bias, reshape", kMatMulBiasReshape},
+      {"matmul plus its transpose", kMatMulPlusTranspose}};
   for (const FusedKernel& k : fused_kernels()) kernels.emplace_back(k.name, k.text);
   std::mt19937 rng(11);
   std::vector<CudaCase> cases;
@@ -138,28 +162,9 @@ TEST(CudaStaging, ReductionsUnderLayoutPermutationsFuseIntoOneLaunch) {
     CudaCase c;
     size_t launches;
   };
-  std::vector<Expect> cases = {
-      {cuda_case("matmul then transpose", R"(graph g(%a: f32[12,20], %b: f32[20,16]) {
-  %m: f32[12,16] = prim.MatMul(%a, %b)
-  %y: f32[16,12] = prim.Transpose(%m) {perm = [1, 0]}
-  return %y
-})"),
-       1},
-      {cuda_case("matmul, bias, reshape",
-                 R"(graph g(%a: f32[12,20], %b: f32[20,16], %c: f32[12,16]) {
-  %m: f32[12,16] = prim.MatMul(%a, %b)
-  %s: f32[12,16] = prim.Elementwise(%m, %c) {fn = "add"}
-  %y: f32[12,4,4] = prim.Reshape(%s) {shape = [12, 4, 4]}
-  return %y
-})"),
-       1},
-      {cuda_case("matmul plus its transpose", R"(graph g(%a: f32[16,20], %b: f32[20,16]) {
-  %m: f32[16,16] = prim.MatMul(%a, %b)
-  %t: f32[16,16] = prim.Transpose(%m) {perm = [1, 0]}
-  %y: f32[16,16] = prim.Elementwise(%m, %t) {fn = "add"}
-  return %y
-})"),
-       2}};
+  std::vector<Expect> cases = {{cuda_case("matmul then transpose", kMatMulTranspose), 1},
+                               {cuda_case("matmul, bias, reshape", kMatMulBiasReshape), 1},
+                               {cuda_case("matmul plus its transpose", kMatMulPlusTranspose), 2}};
   std::vector<CudaCase> all;
   for (Expect& e : cases) {
     EXPECT_EQ(cuda_kernel_source(e.c.graph, "k").launches.size(), e.launches) << e.c.name;
