@@ -212,7 +212,7 @@ PhaseEmitter::Ix PhaseEmitter::load(ValueId v, const std::vector<Ix>& idx) {
     if (home.kind == ValueHome::shared)
       i = {fmt::format("ORCH_IN({} - {}, {})", i.text, home.origin[d], s[d]), i.depth};
     flat = add(mul(i, stride), flat);
-    stride *= s[d];
+    stride *= home.kind == ValueHome::shared && d + 1 == s.size() ? home.pitch : s[d];
   }
   std::string read = fmt::format("{}[{}]", home.name, flat.text);
   if (dtype(v) == DType::boolean) read = fmt::format("({} != 0)", read);

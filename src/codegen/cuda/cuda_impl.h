@@ -54,6 +54,7 @@ struct ValueHome {
   /// expressions); reads are row-major offsets into it, checked on the host (ORCH_IN).
   std::vector<std::string> origin;
   std::vector<int64_t> size;
+  int64_t pitch = 0;  // elements a row of the array takes: the innermost size, perhaps padded
 };
 
 /// File-scope definitions (baked tables) shared by the phases of one kernel.

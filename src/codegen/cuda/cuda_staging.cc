@@ -37,6 +37,22 @@ int64_t order(const Graph& kernel, ValueId v) {
   return kernel.value(v).producer == kNoNode ? -1 : kernel.value(v).producer;
 }
 
+// The row pitch of a staged array: a 4-byte type's rows of an even length get one element more,
+// an odd pitch, so that threads reading the same column of different rows (a MatMul operand
+// across a warp's rows) hit different banks of shared memory.
+int64_t pitch_of(const schedule::StagedRegion& r, DType dtype) {
+  int64_t row = r.size.empty() ? 1 : r.size.back(), rows = 1;
+  for (size_t j = 0; j + 1 < r.size.size(); ++j) rows *= r.size[j];
+  return dtype_size(dtype) == 4 && rows > 1 && row % 2 == 0 ? row + 1 : row;
+}
+
+// Bytes of the array staging `r`.
+int64_t array_bytes(const schedule::StagedRegion& r, DType dtype) {
+  int64_t rows = 1;
+  for (size_t j = 0; j + 1 < r.size.size(); ++j) rows *= r.size[j];
+  return rows * pitch_of(r, dtype) * static_cast<int64_t>(dtype_size(dtype));
+}
+
 std::string stage(const Graph& kernel, const schedule::StagedRegion& r,
                   std::vector<ValueHome>& homes, Globals& globals) {
   ValueId v = r.value;
@@ -55,7 +71,9 @@ std::string stage(const Graph& kernel, const schedule::StagedRegion& r,
   }
   int64_t elements = 1;
   for (int64_t s : r.size) elements *= s;
-  code += fmt::format("__shared__ {} {}[{}];\n", storage_type(type.dtype), name, elements);
+  int64_t row = r.size.empty() ? 1 : r.size.back(), pitch = pitch_of(r, type.dtype);
+  code += fmt::format("__shared__ {} {}[{}];\n", storage_type(type.dtype), name,
+                      elements / row * pitch);
   code += fmt::format("for (long long q = threadIdx.x; q < {}; q += blockDim.x) {{\n", elements);
   std::vector<std::string> coords;
   std::string inside, body;
@@ -78,10 +96,11 @@ std::string stage(const Graph& kernel, const schedule::StagedRegion& r,
     end = emitter.code().find('\n', start);
     statements += "    " + emitter.code().substr(start, end - start) + "\n";
   }
-  code += fmt::format("  if ({}) {{\n{}    {}[q] = ({})({});\n  }}\n}}\n__syncthreads();\n",
-                      inside.empty() ? "true" : inside, statements, name, storage_type(type.dtype),
-                      value);
-  homes[v] = {ValueHome::shared, name, origin, r.size};
+  std::string at = pitch == row ? "q" : fmt::format("q / {} * {} + q % {}", row, pitch, row);
+  code += fmt::format("  if ({}) {{\n{}    {}[{}] = ({})({});\n  }}\n}}\n__syncthreads();\n",
+                      inside.empty() ? "true" : inside, statements, name, at,
+                      storage_type(type.dtype), value);
+  homes[v] = {ValueHome::shared, name, origin, r.size, pitch};
   return code;
 }
 
@@ -102,9 +121,7 @@ StagedCode stage_regions(const Graph& kernel, ValueId root,
   });
   StagedCode code;
   for (const schedule::StagedRegion* r : chosen) {
-    int64_t elements = 1;
-    for (int64_t s : r->size) elements *= s;
-    int64_t need = elements * static_cast<int64_t>(dtype_size(kernel.value(r->value).type.dtype));
+    int64_t need = array_bytes(*r, kernel.value(r->value).type.dtype);
     if (code.bytes + need > kMaxStaticShared) continue;
     code.bytes += need;
     (r->stepped() ? code.per_step : code.once) += stage(kernel, *r, homes, globals);
