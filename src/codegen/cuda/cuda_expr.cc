@@ -67,6 +67,23 @@ void also(Ix& cond, const Ix& c) {
 
 }  // namespace
 
+std::string initial_value(const Graph& g, const Node& n) {
+  DType t = g.value(n.inputs[0]).type.dtype;
+  if (n.op != "prim.Reduce") return literal(t, Tensor::scalar(t, 0.0), 0);
+  std::string kind = attr_string(n.attrs, "kind", "");
+  double inf = std::numeric_limits<double>::infinity();
+  double init = kind == "sum" ? 0.0 : kind == "prod" ? 1.0 : kind == "max" ? -inf : inf;
+  return literal(t, Tensor::scalar(t, init), 0);
+}
+
+std::string combine(const Graph& g, const Node& n, const std::string& acc, const std::string& x) {
+  DType t = g.value(n.inputs[0]).type.dtype;
+  std::string kind = n.op == "prim.Reduce" ? attr_string(n.attrs, "kind", "") : "sum";
+  return kind == "sum"    ? elementwise_expr("add", {acc, x}, t, t)
+         : kind == "prod" ? elementwise_expr("mul", {acc, x}, t, t)
+                          : fmt::format("orch_{}({}, {})", kind, acc, x);
+}
+
 PhaseEmitter::PhaseEmitter(const Graph& kernel, const std::vector<ValueHome>& homes,
                            Globals& globals)
     : g_(kernel), homes_(homes), globals_(globals) {
@@ -108,24 +125,6 @@ void PhaseEmitter::accumulate_into(ValueId value, std::string acc,
   external_ = External{value, std::move(acc), std::move(loop_vars)};
 }
 
-std::string PhaseEmitter::initial_value(const Node& n) const {
-  DType t = dtype(n.inputs[0]);
-  if (n.op != "prim.Reduce") return literal(t, Tensor::scalar(t, 0.0), 0);
-  std::string kind = attr_string(n.attrs, "kind", "");
-  double inf = std::numeric_limits<double>::infinity();
-  double init = kind == "sum" ? 0.0 : kind == "prod" ? 1.0 : kind == "max" ? -inf : inf;
-  return literal(t, Tensor::scalar(t, init), 0);
-}
-
-std::string PhaseEmitter::combine(const Node& n, const std::string& acc,
-                                  const std::string& x) const {
-  DType t = dtype(n.inputs[0]);
-  std::string kind = n.op == "prim.Reduce" ? attr_string(n.attrs, "kind", "") : "sum";
-  return kind == "sum"    ? elementwise_expr("add", {acc, x}, t, t)
-         : kind == "prod" ? elementwise_expr("mul", {acc, x}, t, t)
-                          : fmt::format("orch_{}({}, {})", kind, acc, x);
-}
-
 bool PhaseEmitter::external(const Node& n) const {
   return external_ && external_->value == n.outputs[0];
 }
@@ -135,7 +134,7 @@ std::string PhaseEmitter::accumulator(const Node& n) {
   if (external(n)) return external_->acc;
   std::string acc = fmt::format("acc{}", next_++);
   emit(static_cast<int>(scopes_.size()) - 1,
-       fmt::format("{} {} = {};", value_type(dtype(n.inputs[0])), acc, initial_value(n)));
+       fmt::format("{} {} = {};", value_type(dtype(n.inputs[0])), acc, initial_value(g_, n)));
   return acc;
 }
 
@@ -296,7 +295,8 @@ PhaseEmitter::Ix PhaseEmitter::reduce(const Node& n, const std::vector<Ix>& idx)
   for (size_t i = 0; i < axes.size(); ++i)
     in[static_cast<size_t>(axes[i])] = reduce_loop(n, i, xs[static_cast<size_t>(axes[i])]);
   Ix e = at(x, in);
-  emit(static_cast<int>(scopes_.size()) - 1, fmt::format("{} = {};", acc, combine(n, acc, e.text)));
+  emit(static_cast<int>(scopes_.size()) - 1,
+       fmt::format("{} = {};", acc, combine(g_, n, acc, e.text)));
   close_reduce_loops(n, axes.size());
   return {acc, base};
 }
@@ -314,7 +314,7 @@ PhaseEmitter::Ix PhaseEmitter::matmul(const Node& n, const std::vector<Ix>& idx)
   Ix a = at(n.inputs[0], ai);
   Ix b = at(n.inputs[1], bi);
   std::string prod = elementwise_expr("mul", {a.text, b.text}, t, t);
-  emit(k.depth, fmt::format("{} = {};", acc, elementwise_expr("add", {acc, prod}, t, t)));
+  emit(k.depth, fmt::format("{} = {};", acc, combine(g_, n, acc, prod)));
   close_reduce_loops(n, 1);
   return {acc, base};
 }
@@ -378,7 +378,7 @@ PhaseEmitter::Ix PhaseEmitter::conv(const Node& n, const std::vector<Ix>& idx) {
     depth = std::max(depth, inside.depth);
   }
   std::string prod = elementwise_expr("mul", {term, wv.text}, t, t);
-  emit(depth, fmt::format("{} = {};", acc, elementwise_expr("add", {acc, prod}, t, t)));
+  emit(depth, fmt::format("{} = {};", acc, combine(g_, n, acc, prod)));
   close_reduce_loops(n, spatial + 1);
   return {acc, base};
 }

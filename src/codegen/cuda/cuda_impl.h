@@ -46,6 +46,13 @@ std::string elementwise_reason(const std::string& fn, DType dtype);
 std::string elementwise_expr(const std::string& fn, const std::vector<std::string>& a, DType in,
                              DType out);
 
+/// Reduction node `n`'s accumulator `acc` combined with a term `x` (C expressions): a sum for
+/// MatMul and Conv, the Reduce's kind otherwise.
+std::string combine(const Graph& g, const Node& n, const std::string& acc, const std::string& x);
+
+/// The identity reduction node `n`'s accumulator starts from (a literal of its value type).
+std::string initial_value(const Graph& g, const Node& n);
+
 /// Where the emitter reads a value from.
 struct ValueHome {
   enum Kind { inline_, pointer, array, scalar, shared } kind = inline_;
@@ -85,12 +92,6 @@ class PhaseEmitter {
   /// reduce axis a (in its index map's order) is the variable loop_vars[a], and the term is
   /// added into `acc`, which the caller declares and initializes (initial_value).
   void accumulate_into(ValueId value, std::string acc, std::vector<std::string> loop_vars);
-
-  /// A reduction node's accumulator `acc` combined with a term `x` (C expressions).
-  std::string combine(const Node& n, const std::string& acc, const std::string& x) const;
-
-  /// The identity a reduction node's accumulator starts from (a literal of its value type).
-  std::string initial_value(const Node& n) const;
 
   /// Emits the statements reading `v` at `coords`: from its home, computed when inlined.
   std::string read(ValueId v, const std::vector<std::string>& coords);
@@ -167,11 +168,10 @@ StagedCode stage_regions(const Graph& kernel, ValueId root,
                          const std::vector<schedule::StagedRegion>& regions,
                          std::vector<ValueHome>& homes, Globals& globals);
 
-/// The one reduction the root's phase computes inline at the root's coordinates (the root
-/// itself, or what only the root's elementwise epilogue reads): what its thread tiles
-/// accumulate in registers, a reduce step at a time under a config with a reduce step. kNoNode
-/// when the phase computes none or several.
-NodeId accumulated_reduction(const Graph& kernel, ValueId root,
-                             const std::vector<ValueHome>& homes);
+/// The one reduction the phase of `v` computes inline at v's coordinates (v itself, or what
+/// only v's elementwise epilogue reads): what a root phase's thread tiles accumulate in
+/// registers (a reduce step at a time under a config with a reduce step), or a warp reduces.
+/// kNoNode when the phase computes none or several.
+NodeId accumulated_reduction(const Graph& kernel, ValueId v, const std::vector<ValueHome>& homes);
 
 }  // namespace orch::codegen::cuda_impl

@@ -199,6 +199,43 @@ Geometry tiled(const Shape& shape, const schedule::GpuTileConfig& config, bool t
   return g;
 }
 
+// "o0", "o1", ...: the coordinate variables of a phase's element body.
+std::vector<std::string> coordinate_names(size_t rank) {
+  std::vector<std::string> coords;
+  for (size_t d = 0; d < rank; ++d) coords.push_back(fmt::format("o{}", d));
+  return coords;
+}
+
+// A reduction accumulated by the caller's loops, and the epilogue that reads its total.
+struct Accumulation {
+  std::string type, init;  // the accumulator's C type and initial value
+  std::string term;        // statements adding one term into the accumulator
+  std::string epilogue;    // statements computing the phase's value from the total
+  std::string result;      // the phase's value
+};
+
+// Reduction `r` accumulated into `acc` with its reduce axes the caller's `vars`, and the
+// epilogue computing `v` (at `coords`) from its total.
+Accumulation accumulate(const Graph& kernel, ValueId v, NodeId r, const std::string& acc,
+                        const std::vector<std::string>& vars,
+                        const std::vector<std::string>& coords, std::vector<ValueHome> homes,
+                        cuda_impl::Globals& globals) {
+  const Node& reduce = kernel.node(r);
+  ValueId total = reduce.outputs[0];
+  Accumulation a;
+  cuda_impl::PhaseEmitter term(kernel, homes, globals);
+  term.accumulate_into(total, acc, vars);
+  term.compute(total, coords);
+  a.type = cuda_impl::value_type(kernel.value(reduce.inputs[0]).type.dtype);
+  a.init = cuda_impl::initial_value(kernel, reduce);
+  a.term = term.code();
+  homes[total] = {ValueHome::scalar, acc};
+  cuda_impl::PhaseEmitter epilogue(kernel, homes, globals);
+  a.result = total == v ? acc : epilogue.compute(v, coords);
+  a.epilogue = epilogue.code();
+  return a;
+}
+
 std::string element_loops(const Geometry& geo, const std::string& body) {
   return geo.head + indent(body, 2) + geo.tail;
 }
@@ -228,16 +265,12 @@ std::string root_phase(const Graph& kernel, const schedule::TileGraph& tg,
       kernel, root, schedule::staged_regions(tg, config, step > 0 ? reduction : kNoNode), homes,
       globals);
   geo.shared_bytes = staged.bytes;
-  std::vector<std::string> coords;
-  for (size_t d = 0; d < kernel.value(root).type.shape.size(); ++d)
-    coords.push_back(fmt::format("o{}", d));
+  std::vector<std::string> coords = coordinate_names(kernel.value(root).type.shape.size());
   if (reduction == kNoNode) {
     cuda_impl::PhaseEmitter emitter(kernel, homes, globals);
     std::string result = emitter.compute(root, coords);
     return staged.once + element_loops(geo, emitter.code() + store(kernel, root, dest, result));
   }
-  const Node& r = kernel.node(reduction);
-  ValueId total = r.outputs[0];
   const std::string acc = "acc_tile[ui]";
   int64_t elements = 1;
   for (int64_t t : config.thread) elements *= t;
@@ -258,21 +291,15 @@ std::string root_phase(const Graph& kernel, const schedule::TileGraph& tg,
         fmt::format("for (long long {0} = {1}; {0} < {2}; ++{0}) {{\n", vars.back(), begin, end);
     loops_close += "}\n";
   }
-  cuda_impl::PhaseEmitter term(kernel, homes, globals);
-  term.accumulate_into(total, acc, vars);
-  term.compute(total, coords);
+  Accumulation sum = accumulate(kernel, root, reduction, acc, vars, coords, homes, globals);
   std::string code = staged.once;
   code += fmt::format("{} acc_tile[{}];\nfor (long long ui = 0; ui < {}; ++ui) {} = {};\n",
-                      cuda_impl::value_type(kernel.value(r.inputs[0]).type.dtype), elements,
-                      elements, acc, term.initial_value(r));
-  std::string accumulate = loops_open + indent(element_loops(geo, term.code()), 2) + loops_close;
+                      sum.type, elements, elements, acc, sum.init);
+  std::string accumulate = loops_open + indent(element_loops(geo, sum.term), 2) + loops_close;
   if (step > 0 && !staged.per_step.empty())
     accumulate = "__syncthreads();\n" + staged.per_step + accumulate;
   code += step > 0 ? steps_open + indent(accumulate, 2) + steps_close : accumulate;
-  homes[total] = {ValueHome::scalar, acc};
-  cuda_impl::PhaseEmitter epilogue(kernel, homes, globals);
-  std::string result = total == root ? acc : epilogue.compute(root, coords);
-  return code + element_loops(geo, epilogue.code() + store(kernel, root, dest, result));
+  return code + element_loops(geo, sum.epilogue + store(kernel, root, dest, sum.result));
 }
 
 // The reduction a phase without a tile config computes one warp per element of `v`: the one
@@ -319,15 +346,8 @@ std::string warp_phase(const Graph& kernel, ValueId v, NodeId r, const std::stri
     vars[a] = fmt::format("(rr / {} % {})", volume, xs[first + a]);
     volume *= xs[first + a];
   }
-  std::vector<std::string> coords;
-  for (size_t d = 0; d < shape.size(); ++d) coords.push_back(fmt::format("o{}", d));
-  ValueId total = reduce.outputs[0];
-  cuda_impl::PhaseEmitter term(kernel, homes, globals);
-  term.accumulate_into(total, "acc", vars);
-  term.compute(total, coords);
-  homes[total] = {ValueHome::scalar, "acc"};
-  cuda_impl::PhaseEmitter epilogue(kernel, homes, globals);
-  std::string result = total == v ? "acc" : epilogue.compute(v, coords);
+  Accumulation sum =
+      accumulate(kernel, v, r, "acc", vars, coordinate_names(shape.size()), homes, globals);
   std::string code = fmt::format(
       "for (long long w = (long long)blockIdx.x * {0}; w < {1}; w += (long long)gridDim.x * {0}) "
       "{{\n",
@@ -336,16 +356,14 @@ std::string warp_phase(const Graph& kernel, ValueId v, NodeId r, const std::stri
       "  const long long e = w + threadIdx.x / {0};\n  const int lane = threadIdx.x % {0};\n",
       kWarp);
   code += coordinates_of_e(shape);
-  code += fmt::format("  {} acc = {};\n",
-                      cuda_impl::value_type(kernel.value(reduce.inputs[0]).type.dtype),
-                      term.initial_value(reduce));
+  code += fmt::format("  {} acc = {};\n", sum.type, sum.init);
   code += fmt::format("  if (e < {}) {{\n    for (long long rr = lane; rr < {}; rr += {}) {{\n", n,
                       volume, kWarp);
-  code += indent(term.code(), 6) + "    }\n  }\n";
+  code += indent(sum.term, 6) + "    }\n  }\n";
   code += fmt::format("  for (int m = {}; m > 0; m /= 2) acc = {};\n", kWarp / 2,
-                      term.combine(reduce, "acc", "orch_shfl_xor(acc, m)"));
+                      cuda_impl::combine(kernel, reduce, "acc", "orch_shfl_xor(acc, m)"));
   code += fmt::format("  if (e < {} && lane == 0) {{\n", n);
-  code += indent(epilogue.code() + store(kernel, v, dest, result), 4) + "  }\n}\n";
+  code += indent(sum.epilogue + store(kernel, v, dest, sum.result), 4) + "  }\n}\n";
   return code;
 }
 
@@ -530,9 +548,7 @@ CudaKernelSource cuda_kernel_source(const Graph& kernel, const std::string& pref
     } else {
       geo = grid_stride(shape);
       cuda_impl::PhaseEmitter emitter(kernel, homes, globals);
-      std::vector<std::string> coords;
-      for (size_t d = 0; d < shape.size(); ++d) coords.push_back(fmt::format("o{}", d));
-      std::string result = emitter.compute(v, coords);
+      std::string result = emitter.compute(v, coordinate_names(shape.size()));
       body = element_loops(geo, emitter.code() + store(kernel, v, dest[v], result));
     }
     // The launch's block size as a bound: without it NVRTC may use more registers per thread

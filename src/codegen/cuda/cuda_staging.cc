@@ -129,17 +129,16 @@ StagedCode stage_regions(const Graph& kernel, ValueId root,
   return code;
 }
 
-NodeId accumulated_reduction(const Graph& kernel, ValueId root,
-                             const std::vector<ValueHome>& homes) {
-  std::vector<bool> read = read_by(kernel, root, homes);
-  read[root] = true;
+NodeId accumulated_reduction(const Graph& kernel, ValueId v, const std::vector<ValueHome>& homes) {
+  std::vector<bool> read = read_by(kernel, v, homes);
+  read[v] = true;
   NodeId found = kNoNode;
-  for (ValueId v = 0; v < static_cast<ValueId>(kernel.num_values()); ++v) {
-    NodeId p = kernel.value(v).producer;
-    if (!read[v] || p == kNoNode || (v != root && homes[v].kind != ValueHome::inline_)) continue;
+  for (ValueId u = 0; u < static_cast<ValueId>(kernel.num_values()); ++u) {
+    NodeId p = kernel.value(u).producer;
+    if (!read[u] || p == kNoNode || (u != v && homes[u].kind != ValueHome::inline_)) continue;
     const std::string& op = kernel.node(p).op;
     if (op != "prim.Reduce" && op != "prim.MatMul" && op != "prim.Conv") continue;
-    if (found != kNoNode || kernel.value(v).type.shape != kernel.value(root).type.shape)
+    if (found != kNoNode || kernel.value(u).type.shape != kernel.value(v).type.shape)
       return kNoNode;
     found = p;
   }

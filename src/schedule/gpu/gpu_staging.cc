@@ -64,34 +64,14 @@ struct Layout {
   std::vector<int64_t> counts;  // blocks per root dim, steps per reduce axis
 };
 
-// The region of staged `v` at `position`: the hull of what its consumers read, the stepped
-// node one reduce step of its window.
+// The region of staged `v` at `position`: the stepped node reads one reduce step's window.
 std::optional<Box> region_at(const Layout& l, const Regions& regions, ValueId v,
                              const std::vector<int64_t>& position) {
-  const Graph& g = *l.tg->graph;
-  std::optional<Box> box;
-  for (NodeId c : l.tg->consumers[v]) {
-    const Node& node = g.node(c);
-    const std::optional<Box>& out = regions[node.outputs[0]];
-    if (!out) continue;
-    std::vector<int64_t> steps, starts;
-    if (c == l.stepped)
-      for (size_t a = l.rank; a < position.size(); ++a) {
-        steps.push_back(l.config->reduce_step);
-        starts.push_back(position[a] * l.config->reduce_step);
-      }
-    for (size_t slot = 0; slot < node.inputs.size(); ++slot) {
-      if (node.inputs[slot] != v) continue;
-      Box b = map_box(*l.tg, c, slot, *out, steps, starts);
-      // A window wholly in the padding reads the clamped edge (and selects the pad value).
-      for (size_t d = 0; d < b.size(); ++d)
-        if (b[d].lo > b[d].hi) b[d] = b[d].lo > 0 ? Interval{b[d].hi, b[d].hi} : Interval{0, 0};
-      if (!box) box = b;
-      for (size_t d = 0; d < b.size(); ++d)
-        (*box)[d] = {std::min((*box)[d].lo, b[d].lo), std::max((*box)[d].hi, b[d].hi)};
-    }
-  }
-  return box;
+  if (l.stepped == kNoNode) return staged_box(*l.tg, regions, v, 0);
+  std::vector<int64_t> starts;
+  for (size_t a = l.rank; a < position.size(); ++a)
+    starts.push_back(position[a] * l.config->reduce_step);
+  return staged_box(*l.tg, regions, v, l.config->reduce_step, starts, l.stepped);
 }
 
 int64_t origin(const StagedRegion& s, size_t j, const std::vector<int64_t>& position) {

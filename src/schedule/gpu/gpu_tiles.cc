@@ -73,40 +73,18 @@ bool reused(const TileGraph& tg, const Regions& regions, ValueId v) {
   return false;
 }
 
-// The box of `v` a block keeps while its consumers run one reduce step of `step` elements.
-Box staged_box(const TileGraph& tg, const Regions& regions, ValueId v, int64_t step) {
-  const Graph& g = *tg.graph;
-  std::optional<Box> box;
-  for (NodeId c : tg.consumers[v]) {
-    const Node& node = g.node(c);
-    const std::optional<Box>& out = regions[node.outputs[0]];
-    if (!out) continue;
-    std::vector<int64_t> steps;
-    if (step > 0 && tg.maps[c]) steps.assign(tg.maps[c]->reduce_extents.size(), step);
-    for (size_t slot = 0; slot < node.inputs.size(); ++slot) {
-      if (node.inputs[slot] != v) continue;
-      Box b = map_box(tg, c, slot, *out, steps);
-      if (!box) {
-        box = b;
-        continue;
-      }
-      for (size_t d = 0; d < b.size(); ++d)
-        (*box)[d] = {std::min((*box)[d].lo, b[d].lo), std::max((*box)[d].hi, b[d].hi)};
-    }
-  }
-  return box ? *box : Box{};
-}
-
 int64_t shared_bytes(const TileGraph& tg, const Regions& regions, const std::vector<bool>& staged,
                      int64_t step) {
   int64_t bytes = 0;
   for (ValueId v = 0; v < static_cast<ValueId>(staged.size()); ++v)
-    if (staged[v]) bytes += box_elements(staged_box(tg, regions, v, step)) * esize_of(*tg.graph, v);
+    if (std::optional<Box> box = staged[v] ? staged_box(tg, regions, v, step) : std::nullopt)
+      bytes += box_elements(*box) * esize_of(*tg.graph, v);
   return bytes;
 }
 
+// `affine`: stages_affinely(tg), asked once per kernel rather than per block tile.
 BlockPlan plan_block(const TileGraph& tg, const GpuMachine& gpu, const std::vector<int64_t>& block,
-                     int64_t step) {
+                     int64_t step, bool affine) {
   const Graph& g = *tg.graph;
   BlockPlan plan;
   plan.tiles = tile_regions(tg, block);
@@ -128,8 +106,7 @@ BlockPlan plan_block(const TileGraph& tg, const GpuMachine& gpu, const std::vect
   }
   // The generated code stages only where regions move affinely (gpu_staging.h); elsewhere
   // every value is read from memory, and so it is modeled.
-  plan.staged =
-      stages_affinely(tg) ? staged_values(tg, regions) : std::vector<bool>(g.num_values(), false);
+  plan.staged = affine ? staged_values(tg, regions) : std::vector<bool>(g.num_values(), false);
   for (ValueId v = 0; v < static_cast<ValueId>(g.num_values()); ++v) {
     const Value& value = g.value(v);
     if (!regions[v] || immediate(value) || is_output[v]) continue;
@@ -341,6 +318,33 @@ std::vector<std::vector<int64_t>> combinations(const std::vector<std::vector<int
   return out;
 }
 
+std::optional<Box> staged_box(const TileGraph& tg, const Regions& regions, ValueId v, int64_t step,
+                              const std::vector<int64_t>& starts, NodeId stepped) {
+  const Graph& g = *tg.graph;
+  std::optional<Box> box;
+  for (NodeId c : tg.consumers[v]) {
+    const Node& node = g.node(c);
+    const std::optional<Box>& out = regions[node.outputs[0]];
+    if (!out) continue;
+    std::vector<int64_t> steps, windows;
+    if (step > 0 && tg.maps[c] && (stepped == kNoNode || c == stepped)) {
+      steps.assign(tg.maps[c]->reduce_extents.size(), step);
+      windows = starts;
+    }
+    for (size_t slot = 0; slot < node.inputs.size(); ++slot) {
+      if (node.inputs[slot] != v) continue;
+      Box b = map_box(tg, c, slot, *out, steps, windows);
+      // A window wholly in the padding reads the clamped edge (and selects the pad value).
+      for (Interval& i : b)
+        if (i.lo > i.hi) i = i.lo > 0 ? Interval{i.hi, i.hi} : Interval{0, 0};
+      if (!box) box = b;
+      for (size_t d = 0; d < b.size(); ++d)
+        (*box)[d] = {std::min((*box)[d].lo, b[d].lo), std::max((*box)[d].hi, b[d].hi)};
+    }
+  }
+  return box;
+}
+
 std::vector<bool> staged_values(const TileGraph& tg, const Regions& regions) {
   const Graph& g = *tg.graph;
   std::vector<bool> staged(g.num_values(), false);
@@ -359,13 +363,15 @@ GpuTileCost analyze(const TileGraph& tg, const GpuMachine& gpu, const GpuTileCon
     return cost;
   }
   check(config.reduce_step >= 0, "gpu tile config: negative reduce step {}", config.reduce_step);
-  return finish(tg, gpu, config, plan_block(tg, gpu, config.block, config.reduce_step));
+  return finish(tg, gpu, config,
+                plan_block(tg, gpu, config.block, config.reduce_step, stages_affinely(tg)));
 }
 
 std::vector<ScoredGpuConfig> gpu_configs(const TileGraph& tg, const GpuMachine& gpu, int limit) {
   const Shape& shape = tg.graph->value(tg.root).type.shape;
   std::vector<ScoredGpuConfig> found;
   const int64_t keep = std::max(limit, 0);
+  const bool affine = stages_affinely(tg);
   if (num_elements(shape) == 0 || keep == 0) return found;
   std::vector<std::vector<int64_t>> block_choices;
   for (int64_t e : shape) block_choices.push_back(pow2_sizes(e));
@@ -389,7 +395,7 @@ std::vector<ScoredGpuConfig> gpu_configs(const TileGraph& tg, const GpuMachine& 
       if (product(thread) > kMaxThreadElements || threads > gpu.max_threads_per_block ||
           (threads % gpu.warp_size != 0 && blocks > 1))
         continue;
-      if (!plan) plan = plan_block(tg, gpu, block, -1);
+      if (!plan) plan = plan_block(tg, gpu, block, -1, affine);
       GpuTileConfig config{block, thread, plan->reduce_step};
       // Once `limit` are kept, a config must beat the slowest of them to be kept.
       double prune_at = static_cast<int64_t>(found.size()) == keep

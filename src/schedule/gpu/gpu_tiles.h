@@ -29,6 +29,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -89,6 +90,14 @@ struct GpuTileCost {
 /// Per value: staged in shared memory by a block whose regions are `regions` (the interior
 /// block's): read with reuse, neither a kernel output nor a one-element constant.
 std::vector<bool> staged_values(const TileGraph& tg, const Regions& regions);
+
+/// The box of `v` a block keeps while its consumers run one reduce step: the hull of what each
+/// consumer reads of it, given the block's `regions`. A consumer with reduce axes (only
+/// `stepped`, when given) spans the window [starts[a], starts[a] + step) of each axis a (`step`
+/// 0: whole axes; `starts` empty: from 0). A window wholly in a padding reads the clamped edge.
+/// nullopt when no consumer in the block reads v.
+std::optional<Box> staged_box(const TileGraph& tg, const Regions& regions, ValueId v, int64_t step,
+                              const std::vector<int64_t>& starts = {}, NodeId stepped = kNoNode);
 
 /// Every combination of per-dim choices, first dim outermost.
 std::vector<std::vector<int64_t>> combinations(const std::vector<std::vector<int64_t>>& choices);
