@@ -91,14 +91,16 @@ TEST_F(OptimizeCli, GpuLibrariesChooseWhatALoneMatMulCalls) {
   std::string unavailable = codegen::nvrtc_unavailable();
   if (!unavailable.empty()) GTEST_SKIP() << unavailable;
   std::string model = std::string(ORCH_SOURCE_DIR) + "/examples/tiny_mlp.orch.txt";
-  // tiny_mlp's first MatMul reads a 2 KiB weight: a kernel of its own, cuBLAS's by default.
-  Outcome r = orch_cli(
-      fmt::format("optimize {} -o {} --target cuda --compile-only", model, path("default")));
+  // One kernel per operator: each of tiny_mlp's two MatMuls is a kernel of its own, cuBLAS's by
+  // default. (The full plan fuses both with their epilogues into generated code.)
+  Outcome r = orch_cli(fmt::format(
+      "optimize {} -o {} --target cuda --compile-only --fusion operator", model, path("default")));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("1 cuBLAS GEMMs and 0 cuDNN convolutions among them"), std::string::npos)
+  EXPECT_NE(r.output.find("2 cuBLAS GEMMs and 0 cuDNN convolutions among them"), std::string::npos)
       << r.output;
-  r = orch_cli(fmt::format("optimize {} -o {} --target cuda --compile-only --gpu-libraries none",
-                           model, path("none")));
+  r = orch_cli(fmt::format(
+      "optimize {} -o {} --target cuda --compile-only --fusion operator --gpu-libraries none",
+      model, path("none")));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("0 cuBLAS GEMMs and 0 cuDNN convolutions among them"), std::string::npos)
       << r.output;

@@ -84,6 +84,30 @@ std::string combine(const Graph& g, const Node& n, const std::string& acc, const
                           : fmt::format("orch_{}({}, {})", kind, acc, x);
 }
 
+Accumulation accumulate(const Graph& kernel, ValueId v, NodeId r, const std::string& acc,
+                        const std::vector<std::string>& vars,
+                        const std::vector<std::string>& coords, std::vector<ValueHome> homes,
+                        Globals& globals) {
+  const Node& reduce = kernel.node(r);
+  ValueId total = reduce.outputs[0];
+  Accumulation a;
+  PhaseEmitter term(kernel, homes, globals);
+  term.accumulate_into(total, acc, vars);
+  term.compute(total, coords);
+  a.type = value_type(kernel.value(reduce.inputs[0]).type.dtype);
+  a.init = initial_value(kernel, reduce);
+  a.term = term.code();
+  homes[total] = {ValueHome::scalar, acc};
+  PhaseEmitter epilogue(kernel, homes, globals);
+  a.result = total == v ? acc : epilogue.compute(v, coords);
+  a.epilogue = epilogue.code();
+  return a;
+}
+
+bool shuffled(DType t) {
+  return t == DType::f32 || t == DType::f64 || t == DType::i32 || t == DType::i64;
+}
+
 PhaseEmitter::PhaseEmitter(const Graph& kernel, const std::vector<ValueHome>& homes,
                            Globals& globals)
     : g_(kernel), homes_(homes), globals_(globals) {

@@ -11,6 +11,7 @@
 #include "codegen/resize_taps.h"
 #include "ir/graph.h"
 #include "schedule/gpu/gpu_staging.h"
+#include "schedule/tile_graph.h"
 
 namespace orch::codegen::cuda_impl {
 
@@ -150,22 +151,65 @@ class PhaseEmitter {
   std::optional<External> external_;
 };
 
+/// A reduction accumulated by the caller's loops, and the epilogue that reads its total.
+struct Accumulation {
+  std::string type, init;  // the accumulator's C type and initial value
+  std::string term;        // statements adding one term into the accumulator
+  std::string epilogue;    // statements computing the phase's value from the total
+  std::string result;      // the phase's value
+};
+
+/// Reduction node `r` accumulated into `acc` with its reduce axes the caller's `vars` (C
+/// expressions, in its index map's order), and the epilogue computing `v` (at `coords`) from its
+/// total.
+Accumulation accumulate(const Graph& kernel, ValueId v, NodeId r, const std::string& acc,
+                        const std::vector<std::string>& vars,
+                        const std::vector<std::string>& coords, std::vector<ValueHome> homes,
+                        Globals& globals);
+
+/// Whether warp shuffles move an accumulator of `dtype` (f32, f64, i32, i64).
+bool shuffled(DType dtype);
+
 /// Shared memory a block may declare statically (without the opt-in of dynamic shared memory).
 inline constexpr int64_t kMaxStaticShared = 48 * 1024;
 
-/// What a block of the root phase copies into shared memory: `once` before its thread tiles
-/// (after the block index b0.. is defined), `per_step` at the start of each reduce step (after
-/// the step index ks0.. is defined). Each copy is cooperative, into a __shared__ array, followed
-/// by a barrier; the value's home becomes that array.
+/// Threads of a warp.
+inline constexpr int64_t kWarp = 32;
+
+/// What a block of the root phase holds in shared memory: `once` before its thread tiles (after
+/// the block index b0.. is defined), `per_step` at the start of each reduce step (after the step
+/// index ks0.. is defined). A staged value is copied cooperatively into a __shared__ array, a
+/// computed one reduced into it by groups of lanes; a barrier follows each, and the value's
+/// home becomes that array.
 struct StagedCode {
   std::string once, per_step;
   int64_t bytes = 0;  // of the __shared__ arrays
 };
 
-/// The staging of each region of `regions` the root's phase reads; regions past
-/// kMaxStaticShared bytes in all stay in memory.
-StagedCode stage_regions(const Graph& kernel, ValueId root,
+/// The materialized values the root phase of `tg` could compute per block into shared memory,
+/// instead of a phase of their own writing them to scratch (Welder's block-level fusion: the
+/// statistics of a softmax or a layer norm row): results of prim.Reduce, MatMul or Conv with an
+/// index map that no kernel output but the root reads, in a kernel whose regions move affinely
+/// with the block (schedule::stages_affinely).
+std::vector<bool> block_candidates(const schedule::TileGraph& tg,
+                                   const std::vector<bool>& materialized);
+
+/// The candidates the root phase computes, given the config's `regions` (staged_regions with
+/// the candidates): each needs a region that does not move with a reduce step, no phase of its
+/// own may read it (every materialized value reading it is computed too), and their arrays fit
+/// kMaxStaticShared together, readers chosen first. `homes` gives every materialized value a
+/// home that is not inline.
+std::vector<bool> computed_values(const Graph& kernel, const std::vector<bool>& candidates,
+                                  const std::vector<bool>& materialized,
+                                  const std::vector<schedule::StagedRegion>& regions,
+                                  const std::vector<ValueHome>& homes);
+
+/// The code of the root phase's shared memory for `regions`: the `computed` values
+/// (computed_values) computed by the block's `threads`, then the staged regions the phase reads
+/// copied, within kMaxStaticShared bytes in all (the rest stays in memory).
+StagedCode stage_regions(const schedule::TileGraph& tg,
                          const std::vector<schedule::StagedRegion>& regions,
+                         const std::vector<bool>& computed, int threads,
                          std::vector<ValueHome>& homes, Globals& globals);
 
 /// The one reduction the phase of `v` computes inline at v's coordinates (v itself, or what

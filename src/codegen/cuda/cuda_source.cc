@@ -3,8 +3,10 @@
 // phase's launch geometry.
 //
 // Example: softmax rows of X f32[64,100] (m = max, e = exp(x - m), t = sum e, y = e / t) gives
-// three phases: m (a reduction over x, into scratch), t (a reduction over exp(x - m), e inlined,
-// into scratch) and y (exp(x - m) / t, the root output, one thread per thread tile).
+// three phases without a tile config: m (a reduction over x, into scratch), t (a reduction over
+// exp(x - m), e inlined, into scratch) and y (exp(x - m) / t, the root output, one thread per
+// thread tile). Under a tile config it is one: each block computes m and t of its rows into
+// shared memory, then its tile of y.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -21,6 +23,7 @@
 namespace orch::codegen {
 namespace {
 
+using cuda_impl::kWarp;
 using cuda_impl::ValueHome;
 
 // The primitives the emitter generates.
@@ -38,7 +41,6 @@ const std::set<std::string_view> kMaterializedOps = {"prim.Reduce", "prim.MatMul
 constexpr int64_t kMaxBakedBytes = 64 * 1024;
 
 constexpr int kThreads = 256;           // per block, for phases without a tile config
-constexpr int64_t kWarp = 32;           // threads
 constexpr int64_t kWarpReduceMin = 32;  // reduce volume of a phase run one warp per element
 constexpr int64_t kMaxBlocks = 65536;   // for phases without a tile config (grid-stride loop)
 constexpr int64_t kScratchAlign = 256;  // bytes, per scratch value
@@ -206,36 +208,6 @@ std::vector<std::string> coordinate_names(size_t rank) {
   return coords;
 }
 
-// A reduction accumulated by the caller's loops, and the epilogue that reads its total.
-struct Accumulation {
-  std::string type, init;  // the accumulator's C type and initial value
-  std::string term;        // statements adding one term into the accumulator
-  std::string epilogue;    // statements computing the phase's value from the total
-  std::string result;      // the phase's value
-};
-
-// Reduction `r` accumulated into `acc` with its reduce axes the caller's `vars`, and the
-// epilogue computing `v` (at `coords`) from its total.
-Accumulation accumulate(const Graph& kernel, ValueId v, NodeId r, const std::string& acc,
-                        const std::vector<std::string>& vars,
-                        const std::vector<std::string>& coords, std::vector<ValueHome> homes,
-                        cuda_impl::Globals& globals) {
-  const Node& reduce = kernel.node(r);
-  ValueId total = reduce.outputs[0];
-  Accumulation a;
-  cuda_impl::PhaseEmitter term(kernel, homes, globals);
-  term.accumulate_into(total, acc, vars);
-  term.compute(total, coords);
-  a.type = cuda_impl::value_type(kernel.value(reduce.inputs[0]).type.dtype);
-  a.init = cuda_impl::initial_value(kernel, reduce);
-  a.term = term.code();
-  homes[total] = {ValueHome::scalar, acc};
-  cuda_impl::PhaseEmitter epilogue(kernel, homes, globals);
-  a.result = total == v ? acc : epilogue.compute(v, coords);
-  a.epilogue = epilogue.code();
-  return a;
-}
-
 std::string element_loops(const Geometry& geo, const std::string& body) {
   return geo.head + indent(body, 2) + geo.tail;
 }
@@ -247,23 +219,47 @@ std::string store(const Graph& kernel, ValueId v, const std::string& dest,
   return fmt::format("{}[e] = ({})({});\n", dest, cuda_impl::storage_type(t), value);
 }
 
+// What a root phase's block does besides its thread tiles: the one reduction they accumulate
+// in registers, the regions it holds in shared memory, and which of them it computes there.
+struct RootPlan {
+  NodeId reduction = kNoNode;
+  std::vector<schedule::StagedRegion> regions;
+  std::vector<bool> computed;  // per value
+};
+
+// The root's plan under `config`; the values it computes lose their phase (`materialized`).
+// `homes` has every materialized value in memory.
+RootPlan plan_root(const Graph& kernel, const schedule::TileGraph& tg,
+                   const schedule::GpuTileConfig& config, std::vector<bool>& materialized,
+                   const std::vector<ValueHome>& homes) {
+  RootPlan plan;
+  plan.reduction = cuda_impl::accumulated_reduction(kernel, tg.root, homes);
+  std::vector<bool> candidates = cuda_impl::block_candidates(tg, materialized);
+  NodeId stepped = config.reduce_step > 0 ? plan.reduction : kNoNode;
+  plan.regions = schedule::staged_regions(tg, config, stepped, candidates);
+  plan.computed = cuda_impl::computed_values(kernel, candidates, materialized, plan.regions, homes);
+  for (ValueId v = 0; v < static_cast<ValueId>(kernel.num_values()); ++v)
+    materialized[v] = materialized[v] && !plan.computed[v];
+  return plan;
+}
+
 // The root output's phase under a tile config (its geometry set in `geo`), after the block
-// index: what the block stages in shared memory, then its thread tiles. With a reduction the
-// phase computes at the root's coordinates, each thread tile element accumulates its total in
-// acc_tile, the reduce loops outside the element loops (Welder's register tile: an operand
-// element loaded once serves every element of the thread tile that reads it); with a reduce
-// step, those loops run a step at a time, each step starting with a barrier and its staging.
-// The epilogue then reads the totals.
+// index: what the block stages in shared memory or computes there, then its thread tiles. With
+// a reduction the phase computes at the root's coordinates, each thread tile element accumulates
+// its total in acc_tile, the reduce loops outside the element loops (Welder's register tile: an
+// operand element loaded once serves every element of the thread tile that reads it); with a
+// reduce step, those loops run a step at a time, each step starting with a barrier and its
+// staging. The epilogue then reads the totals.
 std::string root_phase(const Graph& kernel, const schedule::TileGraph& tg,
-                       const schedule::GpuTileConfig& config, const std::string& dest,
-                       std::vector<ValueHome> homes, cuda_impl::Globals& globals, Geometry& geo) {
+                       const schedule::GpuTileConfig& config, const RootPlan& plan,
+                       const std::string& dest, std::vector<ValueHome> homes,
+                       cuda_impl::Globals& globals, Geometry& geo) {
   ValueId root = tg.root;
-  NodeId reduction = cuda_impl::accumulated_reduction(kernel, root, homes);
+  NodeId reduction = plan.reduction;
   int64_t step = config.reduce_step;
   geo = tiled(kernel.value(root).type.shape, config, reduction != kNoNode);
-  cuda_impl::StagedCode staged = cuda_impl::stage_regions(
-      kernel, root, schedule::staged_regions(tg, config, step > 0 ? reduction : kNoNode), homes,
-      globals);
+  cuda_impl::StagedCode staged =
+      cuda_impl::stage_regions(tg, plan.regions, plan.computed, geo.threads, homes, globals);
   geo.shared_bytes = staged.bytes;
   std::vector<std::string> coords = coordinate_names(kernel.value(root).type.shape.size());
   if (reduction == kNoNode) {
@@ -291,7 +287,8 @@ std::string root_phase(const Graph& kernel, const schedule::TileGraph& tg,
         fmt::format("for (long long {0} = {1}; {0} < {2}; ++{0}) {{\n", vars.back(), begin, end);
     loops_close += "}\n";
   }
-  Accumulation sum = accumulate(kernel, root, reduction, acc, vars, coords, homes, globals);
+  cuda_impl::Accumulation sum =
+      cuda_impl::accumulate(kernel, root, reduction, acc, vars, coords, homes, globals);
   std::string code = staged.once;
   code += fmt::format("{} acc_tile[{}];\nfor (long long ui = 0; ui < {}; ++ui) {} = {};\n",
                       sum.type, elements, elements, acc, sum.init);
@@ -311,9 +308,7 @@ NodeId warp_reduction(const Graph& kernel, ValueId v, const std::vector<ValueHom
   if (r == kNoNode || kernel.node(r).op != "prim.Reduce") return kNoNode;
   const Node& n = kernel.node(r);
   const TensorType& in = kernel.value(n.inputs[0]).type;
-  if (in.dtype != DType::f32 && in.dtype != DType::f64 && in.dtype != DType::i32 &&
-      in.dtype != DType::i64)
-    return kNoNode;
+  if (!cuda_impl::shuffled(in.dtype)) return kNoNode;
   std::vector<int64_t> axes = attr_ints(n.attrs, "axes");
   int64_t rank = static_cast<int64_t>(in.shape.size()), volume = 1;
   for (int64_t& a : axes) a = a < 0 ? a + rank : a;
@@ -346,8 +341,8 @@ std::string warp_phase(const Graph& kernel, ValueId v, NodeId r, const std::stri
     vars[a] = fmt::format("(rr / {} % {})", volume, xs[first + a]);
     volume *= xs[first + a];
   }
-  Accumulation sum =
-      accumulate(kernel, v, r, "acc", vars, coordinate_names(shape.size()), homes, globals);
+  cuda_impl::Accumulation sum = cuda_impl::accumulate(
+      kernel, v, r, "acc", vars, coordinate_names(shape.size()), homes, globals);
   std::string code = fmt::format(
       "for (long long w = (long long)blockIdx.x * {0}; w < {1}; w += (long long)gridDim.x * {0}) "
       "{{\n",
@@ -467,13 +462,23 @@ std::string cuda_reject(const Graph& kernel) {
 CudaKernelShape cuda_kernel_shape(const Graph& kernel) {
   std::vector<bool> materialized = materialized_values(kernel, kernel.consumers());
   CudaKernelShape shape;
-  shape.launches = static_cast<int>(phase_values(kernel, materialized).size());
   shape.stored.assign(kernel.num_values(), false);
-  for (ValueId v = 0; v < static_cast<ValueId>(kernel.num_values()); ++v) {
-    if (materialized[v]) shape.scratch_bytes += scratch_bytes(kernel, v);
+  for (ValueId v = 0; v < static_cast<ValueId>(kernel.num_values()); ++v)
     shape.stored[v] = materialized[v] || kernel.value(v).producer == kNoNode;
-  }
   for (ValueId v : kernel.outputs()) shape.stored[v] = true;
+  // The root phase computes its candidates per block under the config the stitcher picks,
+  // presumed to hold them (their regions fit shared memory there).
+  try {
+    std::vector<bool> computed =
+        cuda_impl::block_candidates(schedule::make_tile_graph(kernel), materialized);
+    for (ValueId v = 0; v < static_cast<ValueId>(kernel.num_values()); ++v)
+      materialized[v] = materialized[v] && !computed[v];
+  } catch (const Error&) {
+    // No tile graph: no config, every materialized value keeps its phase.
+  }
+  shape.launches = static_cast<int>(phase_values(kernel, materialized).size());
+  for (ValueId v = 0; v < static_cast<ValueId>(kernel.num_values()); ++v)
+    if (materialized[v]) shape.scratch_bytes += scratch_bytes(kernel, v);
   return shape;
 }
 
@@ -513,17 +518,23 @@ CudaKernelSource cuda_kernel_source(const Graph& kernel, const std::string& pref
     if (kernel.value(v).producer != kNoNode) homes[v] = {ValueHome::pointer, dest[v]};
   }
   for (ValueId v = 0; v < static_cast<ValueId>(nv); ++v) {
+    dest[v] = materialized[v] ? fmt::format("s{}", v) : dest[v];
+    if (materialized[v]) homes[v] = {ValueHome::pointer, dest[v]};
+  }
+  std::optional<schedule::TileGraph> tg;
+  RootPlan plan;
+  if (config != nullptr) {
+    tg = schedule::make_tile_graph(kernel);
+    plan = plan_root(kernel, *tg, *config, materialized, homes);
+  }
+  for (ValueId v = 0; v < static_cast<ValueId>(nv); ++v) {
     if (!materialized[v]) continue;
-    std::string type = cuda_impl::storage_type(kernel.value(v).type.dtype);
-    dest[v] = fmt::format("s{}", v);
-    homes[v] = {ValueHome::pointer, dest[v]};
     scratch_pointers +=
-        fmt::format("{0}* const s{1} = ({0}*)(scratch + {2});\n", type, v, out.scratch_bytes);
+        fmt::format("{0}* const s{1} = ({0}*)(scratch + {2});\n",
+                    cuda_impl::storage_type(kernel.value(v).type.dtype), v, out.scratch_bytes);
     out.scratch_bytes += scratch_bytes(kernel, v);
   }
   std::vector<ValueId> phases = phase_values(kernel, materialized);
-  std::optional<schedule::TileGraph> tg;
-  if (config != nullptr) tg = schedule::make_tile_graph(kernel);
   ValueId root = tg ? tg->root : kNoValue;
   std::vector<std::string> params = cuda_impl::parameter_types(kernel);
   std::string signature;
@@ -542,7 +553,7 @@ CudaKernelSource cuda_kernel_source(const Graph& kernel, const std::string& pref
     Geometry geo;
     std::string body;
     if (v == root) {
-      body = root_phase(kernel, *tg, *config, dest[v], homes, globals, geo);
+      body = root_phase(kernel, *tg, *config, plan, dest[v], homes, globals, geo);
     } else if (NodeId r = warp_reduction(kernel, v, homes); r != kNoNode) {
       body = warp_phase(kernel, v, r, dest[v], homes, globals, geo);
     } else {

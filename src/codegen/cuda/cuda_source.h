@@ -18,7 +18,10 @@
 // elements of its thread tile.
 //
 // The root output's phase, under a tile config, is Welder's: its block first stages in shared
-// memory what it reads with reuse (schedule/gpu/gpu_staging.h). The one reduction it computes at
+// memory what it reads with reuse (schedule/gpu/gpu_staging.h), and computes there the
+// materialized reductions no other output reads (a softmax's or layer norm's row statistics:
+// each block the rows its tile needs, groups of lanes per row combined by warp shuffles), which
+// then have no phase of their own: a softmax is one launch. The one reduction it computes at
 // the root's coordinates (a MatMul, Conv or Reduce, perhaps under an epilogue) is accumulated
 // per thread tile element in acc_tile, the reduce loops outside the element loops (a register
 // tile); with a reduce step those loops run a step at a time, each step a barrier and its
@@ -113,13 +116,16 @@ std::string cuda_reject(const Graph& kernel);
 CudaKernelSource cuda_kernel_source(const Graph& kernel, const std::string& prefix,
                                     const schedule::GpuTileConfig* config = nullptr);
 
-/// How many launches cuda_kernel_source gives an accepted `kernel` and the scratch they use,
-/// without generating the code: what the analytic cost of a candidate needs.
+/// How many launches cuda_kernel_source gives an accepted `kernel` under a tile config and the
+/// scratch they use, without generating the code: what the analytic cost of a candidate needs.
+/// The root phase is presumed to compute every candidate (block_candidates) per block; a config
+/// whose regions of them do not fit shared memory gives more launches.
 struct CudaKernelShape {
   int launches = 0;
   int64_t scratch_bytes = 0;
-  /// Per value: written to memory by a phase of its own (materialized or a kernel output) or
-  /// read from memory (inputs, constants), hence computed at most once per element; the other
+  /// Per value: written to memory by a phase of its own (materialized or a kernel output), into
+  /// shared memory by the root phase, or read from memory (inputs, constants), hence computed
+  /// once per element (per block that needs it, in shared memory); the other
   /// values are inlined, computed again at every read of their consumers.
   std::vector<bool> stored;
 };

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <tuple>
 #include <utility>
 
 #include "codegen/cuda/cuda_impl.h"
@@ -53,79 +54,249 @@ int64_t array_bytes(const schedule::StagedRegion& r, DType dtype) {
   return rows * pitch_of(r, dtype) * static_cast<int64_t>(dtype_size(dtype));
 }
 
-std::string stage(const Graph& kernel, const schedule::StagedRegion& r,
-                  std::vector<ValueHome>& homes, Globals& globals) {
+// A region's __shared__ array, and a loop over its elements q with their coordinates.
+struct SharedArray {
+  std::string declare;  // the origin constants and the array
+  std::string coords;   // statements defining z0.. of element q
+  std::string inside;   // whether z0.. lie inside the value
+  std::string at;       // the array index of element q
+  int64_t elements = 0;
+  ValueHome home;
+};
+
+SharedArray shared_array(const Graph& kernel, const schedule::StagedRegion& r) {
   ValueId v = r.value;
   const TensorType& type = kernel.value(v).type;
+  SharedArray a;
   std::string name = fmt::format("sh{}", v);
-  std::string code;
   std::vector<std::string> origin;
   for (size_t j = 0; j < r.size.size(); ++j) {
     std::string o = std::to_string(r.offset[j]);
     for (size_t d = 0; d < r.step[j].size(); ++d)
       if (r.step[j][d] != 0) o += fmt::format(" + {} * b{}", r.step[j][d], d);
-    for (size_t a = 0; a < r.reduce_step[j].size(); ++a)
-      if (r.reduce_step[j][a] != 0) o += fmt::format(" + {} * ks{}", r.reduce_step[j][a], a);
+    for (size_t k = 0; k < r.reduce_step[j].size(); ++k)
+      if (r.reduce_step[j][k] != 0) o += fmt::format(" + {} * ks{}", r.reduce_step[j][k], k);
     origin.push_back(fmt::format("g{}_{}", v, j));
-    code += fmt::format("const long long {} = {};\n", origin.back(), o);
+    a.declare += fmt::format("const long long {} = {};\n", origin.back(), o);
   }
-  int64_t elements = 1;
-  for (int64_t s : r.size) elements *= s;
+  a.elements = 1;
+  for (int64_t s : r.size) a.elements *= s;
   int64_t row = r.size.empty() ? 1 : r.size.back(), pitch = pitch_of(r, type.dtype);
-  code += fmt::format("__shared__ {} {}[{}];\n", storage_type(type.dtype), name,
-                      elements / row * pitch);
-  code += fmt::format("for (long long q = threadIdx.x; q < {}; q += blockDim.x) {{\n", elements);
-  std::vector<std::string> coords;
-  std::string inside, body;
+  a.declare += fmt::format("__shared__ {} {}[{}];\n", storage_type(type.dtype), name,
+                           a.elements / row * pitch);
   int64_t stride = 1;
   for (size_t j = r.size.size(); j-- > 0;) {
-    coords.insert(coords.begin(), fmt::format("z{}", j));
-    body = fmt::format("  const long long z{} = {} + q / {} % {};\n", j, origin[j], stride,
-                       r.size[j]) +
-           body;
-    inside = fmt::format("z{0} >= 0 && z{0} < {1}", j, type.shape[j]) +
-             (inside.empty() ? "" : " && " + inside);
+    a.coords =
+        fmt::format("const long long z{} = {} + q / {} % {};\n", j, origin[j], stride, r.size[j]) +
+        a.coords;
+    a.inside = fmt::format("z{0} >= 0 && z{0} < {1}", j, type.shape[j]) +
+               (a.inside.empty() ? "" : " && " + a.inside);
     stride *= r.size[j];
   }
-  code += body;
-  PhaseEmitter emitter(kernel, homes, globals);
-  std::string value = emitter.read(v, coords);
-  if (type.dtype == DType::boolean) value = fmt::format("({}) ? 1 : 0", value);
-  std::string statements;
-  for (size_t start = 0, end; start < emitter.code().size(); start = end + 1) {
-    end = emitter.code().find('\n', start);
-    statements += "    " + emitter.code().substr(start, end - start) + "\n";
+  if (a.inside.empty()) a.inside = "true";
+  a.at = pitch == row ? "q" : fmt::format("q / {} * {} + q % {}", row, pitch, row);
+  a.home = {ValueHome::shared, name, origin, r.size, pitch};
+  return a;
+}
+
+std::vector<std::string> z_names(size_t rank) {
+  std::vector<std::string> z;
+  for (size_t j = 0; j < rank; ++j) z.push_back(fmt::format("z{}", j));
+  return z;
+}
+
+std::string indented(const std::string& text, const std::string& pad) {
+  std::string out;
+  for (size_t start = 0, end; start < text.size(); start = end + 1) {
+    end = text.find('\n', start);
+    out += pad + text.substr(start, end - start) + "\n";
   }
-  std::string at = pitch == row ? "q" : fmt::format("q / {} * {} + q % {}", row, pitch, row);
-  code += fmt::format("  if ({}) {{\n{}    {}[{}] = ({})({});\n  }}\n}}\n__syncthreads();\n",
-                      inside.empty() ? "true" : inside, statements, name, at,
-                      storage_type(type.dtype), value);
-  homes[v] = {ValueHome::shared, name, origin, r.size, pitch};
+  return out;
+}
+
+// The block's threads copy region `r` of its value into a shared array.
+std::string stage(const Graph& kernel, const schedule::StagedRegion& r,
+                  std::vector<ValueHome>& homes, Globals& globals) {
+  DType dtype = kernel.value(r.value).type.dtype;
+  SharedArray a = shared_array(kernel, r);
+  PhaseEmitter emitter(kernel, homes, globals);
+  std::string value = emitter.read(r.value, z_names(r.size.size()));
+  if (dtype == DType::boolean) value = fmt::format("({}) ? 1 : 0", value);
+  std::string code = a.declare;
+  code += fmt::format("for (long long q = threadIdx.x; q < {}; q += blockDim.x) {{\n", a.elements);
+  code += indented(a.coords, "  ");
+  code +=
+      fmt::format("  if ({}) {{\n{}    {}[{}] = ({})({});\n  }}\n}}\n__syncthreads();\n", a.inside,
+                  indented(emitter.code(), "    "), a.home.name, a.at, storage_type(dtype), value);
+  homes[r.value] = a.home;
   return code;
+}
+
+// Lanes reducing one element of a computed region together: a power of two up to a warp,
+// as many as the block's `threads` spread over its `elements` and the reduction's `volume`
+// give; 1 where shuffles cannot combine them (a partial warp, a type shuffles do not move).
+int64_t group_size(int64_t threads, int64_t elements, int64_t volume, DType acc) {
+  if (threads % kWarp != 0 || !shuffled(acc)) return 1;
+  int64_t g = 1;
+  while (g * 2 <= kWarp && g * 2 * elements <= threads && g * 2 <= volume) g *= 2;
+  return g;
+}
+
+// The block computes region `r` of a reduction's result into a shared array: groups of lanes
+// (group_size) take its elements in turn, each lane accumulating every g-th term of the
+// flattened reduction, and shuffles combine the group. Every thread runs the same trip count,
+// as the shuffles need.
+std::string compute(const Graph& kernel, const schedule::TileGraph& tg,
+                    const schedule::StagedRegion& r, int threads, std::vector<ValueHome>& homes,
+                    Globals& globals) {
+  ValueId v = r.value;
+  NodeId p = kernel.value(v).producer;
+  const Node& reduce = kernel.node(p);
+  SharedArray a = shared_array(kernel, r);
+  const std::vector<int64_t>& extents = tg.maps[p]->reduce_extents;
+  int64_t volume = 1;
+  std::vector<std::string> vars(extents.size());
+  for (size_t k = extents.size(); k-- > 0;) {
+    vars[k] = fmt::format("(rr / {} % {})", volume, extents[k]);
+    volume *= extents[k];
+  }
+  Accumulation sum = accumulate(kernel, v, p, "acc", vars, z_names(r.size.size()), homes, globals);
+  int64_t g = group_size(threads, a.elements, volume, kernel.value(reduce.inputs[0]).type.dtype);
+  std::string code = a.declare;
+  code += fmt::format("for (long long q0 = 0; q0 < {0}; q0 += {1}) {{\n", a.elements, threads / g);
+  code += fmt::format("  const long long q = q0 + threadIdx.x / {};\n", g);
+  code += fmt::format("  const long long lane = threadIdx.x % {};\n", g);
+  code += indented(a.coords, "  ");
+  code += fmt::format("  const bool live = q < {} && {};\n", a.elements, a.inside);
+  code += fmt::format("  {} acc = {};\n", sum.type, sum.init);
+  code += fmt::format("  if (live) {{\n    for (long long rr = lane; rr < {}; rr += {}) {{\n",
+                      volume, g);
+  code += indented(sum.term, "      ") + "    }\n  }\n";
+  if (g > 1)
+    code += fmt::format("  for (int m = {}; m > 0; m /= 2) acc = {};\n", g / 2,
+                        combine(kernel, reduce, "acc", "orch_shfl_xor(acc, m)"));
+  code += fmt::format("  if (live && lane == 0) {{\n{}    {}[{}] = ({})({});\n  }}\n}}\n",
+                      indented(sum.epilogue, "    "), a.home.name, a.at,
+                      storage_type(kernel.value(v).type.dtype), sum.result);
+  homes[v] = a.home;
+  return code + "__syncthreads();\n";
+}
+
+// Whether every path from `v` through the kernel's nodes ends at `root` alone.
+bool read_for_root_alone(const Graph& kernel, ValueId v, ValueId root,
+                         const std::vector<std::vector<NodeId>>& consumers) {
+  std::vector<bool> seen(kernel.num_values(), false);
+  std::vector<ValueId> work{v};
+  while (!work.empty()) {
+    ValueId u = work.back();
+    work.pop_back();
+    if (seen[u]) continue;
+    seen[u] = true;
+    bool output =
+        std::find(kernel.outputs().begin(), kernel.outputs().end(), u) != kernel.outputs().end();
+    if (output && u != root) return false;
+    for (NodeId c : consumers[u]) work.push_back(kernel.node(c).outputs[0]);
+  }
+  return true;
 }
 
 }  // namespace
 
-StagedCode stage_regions(const Graph& kernel, ValueId root,
+std::vector<bool> block_candidates(const schedule::TileGraph& tg,
+                                   const std::vector<bool>& materialized) {
+  const Graph& kernel = *tg.graph;
+  std::vector<bool> out(kernel.num_values(), false);
+  if (!schedule::stages_affinely(tg)) return out;
+  std::vector<std::vector<NodeId>> consumers = kernel.consumers();
+  for (ValueId v = 0; v < static_cast<ValueId>(kernel.num_values()); ++v) {
+    NodeId p = kernel.value(v).producer;
+    if (!materialized[v] || p == kNoNode || !tg.maps[p]) continue;
+    const std::string& op = kernel.node(p).op;
+    out[v] = (op == "prim.Reduce" || op == "prim.MatMul" || op == "prim.Conv") &&
+             read_for_root_alone(kernel, v, tg.root, consumers);
+  }
+  return out;
+}
+
+std::vector<bool> computed_values(const Graph& kernel, const std::vector<bool>& candidates,
+                                  const std::vector<bool>& materialized,
+                                  const std::vector<schedule::StagedRegion>& regions,
+                                  const std::vector<ValueHome>& homes) {
+  size_t nv = kernel.num_values();
+  std::vector<const schedule::StagedRegion*> region_of(nv, nullptr);
+  for (const schedule::StagedRegion& r : regions) region_of[r.value] = &r;
+  std::vector<bool> computed(nv, false), needed_in_memory(nv, false);
+  int64_t bytes = 0;
+  // Readers before what they read: a value whose phase stays reads its inputs from memory.
+  for (ValueId v = static_cast<ValueId>(nv); v-- > 0;) {
+    if (!materialized[v]) continue;
+    const schedule::StagedRegion* r = region_of[v];
+    int64_t need = r ? array_bytes(*r, kernel.value(v).type.dtype) : 0;
+    if (candidates[v] && r && !r->stepped() && !needed_in_memory[v] &&
+        bytes + need <= kMaxStaticShared) {
+      computed[v] = true;
+      bytes += need;
+      continue;
+    }
+    std::vector<bool> read = read_by(kernel, v, homes);
+    for (ValueId u = 0; u < static_cast<ValueId>(nv); ++u)
+      needed_in_memory[u] = needed_in_memory[u] || read[u];
+  }
+  return computed;
+}
+
+StagedCode stage_regions(const schedule::TileGraph& tg,
                          const std::vector<schedule::StagedRegion>& regions,
+                         const std::vector<bool>& computed, int threads,
                          std::vector<ValueHome>& homes, Globals& globals) {
-  std::vector<bool> read = read_by(kernel, root, homes);
-  std::vector<const schedule::StagedRegion*> chosen;
-  for (const schedule::StagedRegion& r : regions)
-    if (read[r.value]) chosen.push_back(&r);
+  const Graph& kernel = *tg.graph;
+  size_t nv = kernel.num_values();
+  // What the phase reads: the root's computation and each computed value's.
+  std::vector<bool> read = read_by(kernel, tg.root, homes), after(nv, false);
+  for (ValueId v = 0; v < static_cast<ValueId>(computed.size()); ++v) {
+    if (!computed[v]) continue;
+    std::vector<bool> by = read_by(kernel, v, homes);
+    for (ValueId u = 0; u < static_cast<ValueId>(nv); ++u) read[u] = read[u] || by[u];
+  }
+  std::vector<const schedule::StagedRegion*> copies, computing;
+  for (const schedule::StagedRegion& r : regions) {
+    if (r.value < static_cast<ValueId>(computed.size()) && computed[r.value]) {
+      computing.push_back(&r);
+      continue;
+    }
+    if (!read[r.value]) continue;
+    copies.push_back(&r);
+    // An inlined value computed from a computed one is copied after it.
+    if (homes[r.value].kind == ValueHome::inline_) {
+      std::vector<bool> by = read_by(kernel, r.value, homes);
+      for (ValueId u = 0; u < static_cast<ValueId>(computed.size()); ++u)
+        after[r.value] = after[r.value] || (computed[u] && by[u]);
+    }
+  }
   // What is staged once comes first: its code runs before the step loop, so it must not read
   // a value staged per step.
-  std::stable_sort(chosen.begin(), chosen.end(), [&](const auto* a, const auto* b) {
-    return std::pair(a->stepped(), order(kernel, a->value)) <
-           std::pair(b->stepped(), order(kernel, b->value));
+  std::stable_sort(copies.begin(), copies.end(), [&](const auto* a, const auto* b) {
+    return std::tuple(a->stepped(), after[a->value], order(kernel, a->value)) <
+           std::tuple(b->stepped(), after[b->value], order(kernel, b->value));
   });
   StagedCode code;
-  for (const schedule::StagedRegion* r : chosen) {
+  for (const schedule::StagedRegion* r : computing)
+    code.bytes += array_bytes(*r, kernel.value(r->value).type.dtype);
+  // Computed after the copies they may read, before those that read them.
+  bool placed = false;
+  auto place_computed = [&] {
+    for (const schedule::StagedRegion* r : computing)
+      code.once += compute(kernel, tg, *r, threads, homes, globals);
+    placed = true;
+  };
+  for (const schedule::StagedRegion* r : copies) {
     int64_t need = array_bytes(*r, kernel.value(r->value).type.dtype);
     if (code.bytes + need > kMaxStaticShared) continue;
+    if (!placed && (r->stepped() || after[r->value])) place_computed();
     code.bytes += need;
     (r->stepped() ? code.per_step : code.once) += stage(kernel, *r, homes, globals);
   }
+  if (!placed) place_computed();
   return code;
 }
 

@@ -92,7 +92,7 @@ bool StagedRegion::stepped() const {
 }
 
 std::vector<StagedRegion> staged_regions(const TileGraph& tg, const GpuTileConfig& config,
-                                         NodeId stepped) {
+                                         NodeId stepped, const std::vector<bool>& computed) {
   const Graph& g = *tg.graph;
   const Shape& shape = g.value(tg.root).type.shape;
   if (config.reduce_step > 0 && (stepped == kNoNode || !tg.maps[stepped])) return {};
@@ -105,6 +105,8 @@ std::vector<StagedRegion> staged_regions(const TileGraph& tg, const GpuTileConfi
       l.counts.push_back((e + config.reduce_step - 1) / config.reduce_step);
   TileRegions tiles = tile_regions(tg, config.block);
   std::vector<bool> staged = staged_values(tg, tiles.regions[tiles.interior]);
+  for (ValueId v = 0; v < static_cast<ValueId>(computed.size()); ++v)
+    staged[v] = staged[v] || computed[v];
   std::vector<int64_t> reference;
   for (int64_t n : l.counts) reference.push_back(n >= 3 ? 1 : 0);
   auto block_regions = [&](const std::vector<int64_t>& position) {

@@ -37,7 +37,8 @@ struct StagedRegion {
 /// generated code's staging needs (staged_regions); the GPU tile model stages nothing otherwise.
 bool stages_affinely(const TileGraph& tg);
 
-/// The staged values of `config` (staged_values) in value order, with their regions. With
+/// The staged values of `config` (staged_values) and those `computed` marks (values the block
+/// computes itself into shared memory; empty: none), in value order, with their regions. With
 /// config.reduce_step > 0, `stepped` is the one reduction whose reduce axes the generated code
 /// walks a step at a time (its consumers' other reductions read their inputs whole); kNoNode
 /// then stages nothing. Empty when the kernel has a primitive whose regions need not move
@@ -45,6 +46,7 @@ bool stages_affinely(const TileGraph& tg);
 /// grouped Conv that is not depthwise, a Reshape that splits dims). A staged value whose region
 /// breaks the affine rule at some checked block or step is left out (read from memory).
 std::vector<StagedRegion> staged_regions(const TileGraph& tg, const GpuTileConfig& config,
-                                         NodeId stepped = kNoNode);
+                                         NodeId stepped = kNoNode,
+                                         const std::vector<bool>& computed = {});
 
 }  // namespace orch::schedule
