@@ -128,15 +128,14 @@ std::string coordinates_of_e(const Shape& shape) {
   return coords;
 }
 
-Geometry grid_stride(const Shape& shape) {
+// `threads` per block, each block's index `bx` within its phase.
+Geometry grid_stride(const Shape& shape, int threads) {
   int64_t n = num_elements(shape);
   Geometry g;
-  g.threads = kThreads;
-  g.blocks = std::min(kMaxBlocks, (n + kThreads - 1) / kThreads);
-  g.head = fmt::format(
-      "for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < {}; e += "
-      "(long long)gridDim.x * blockDim.x) {{\n",
-      n);
+  g.threads = threads;
+  g.blocks = std::min(kMaxBlocks, (n + threads - 1) / threads);
+  g.head = fmt::format("for (long long e = bx * {0} + threadIdx.x; e < {1}; e += {2}LL * {0}) {{\n",
+                       threads, n, g.blocks);
   g.head += coordinates_of_e(shape);
   g.tail = "}\n";
   return g;
@@ -162,7 +161,7 @@ Geometry tiled(const Shape& shape, const schedule::GpuTileConfig& config, bool t
   }
   check(threads <= 1024, "the tile config has {} threads per block (at most 1024)", threads);
   g.threads = static_cast<int>(threads);
-  g.block = "const long long b = blockIdx.x;\nconst long long t = threadIdx.x;\n";
+  g.block = "const long long b = bx;\nconst long long t = threadIdx.x;\n";
   int64_t bs = 1, ts = 1;
   for (size_t d = rank; d-- > 0;) {
     g.block += fmt::format("const long long b{0} = (b / {1}) % {2};\n", d, bs, nb[d]);
@@ -320,15 +319,17 @@ NodeId warp_reduction(const Graph& kernel, ValueId v, const std::vector<ValueHom
   return volume >= kWarpReduceMin ? r : kNoNode;
 }
 
-// A phase of `v` whose reduction `r` (warp_reduction) runs one warp per element: each lane
+// A phase of `v` whose reduction `r` (warp_reduction) runs one warp per element, `threads` (a
+// whole number of warps) per block: each lane
 // accumulates every 32nd element of the reduction, five shuffles combine the lanes, and lane 0
 // applies the epilogue and stores. A block's warps take consecutive elements, and its trip count
 // is the same for all its threads (shuffles need every lane).
 std::string warp_phase(const Graph& kernel, ValueId v, NodeId r, const std::string& dest,
-                       std::vector<ValueHome> homes, cuda_impl::Globals& globals, Geometry& geo) {
+                       int threads, std::vector<ValueHome> homes, cuda_impl::Globals& globals,
+                       Geometry& geo) {
   const Shape& shape = kernel.value(v).type.shape;
-  int64_t n = num_elements(shape), warps = kThreads / kWarp;
-  geo.threads = kThreads;
+  int64_t n = num_elements(shape), warps = threads / kWarp;
+  geo.threads = threads;
   geo.blocks = std::min(kMaxBlocks, (n + warps - 1) / warps);
   const Node& reduce = kernel.node(r);
   const Shape& xs = kernel.value(reduce.inputs[0]).type.shape;
@@ -343,10 +344,8 @@ std::string warp_phase(const Graph& kernel, ValueId v, NodeId r, const std::stri
   }
   cuda_impl::Accumulation sum = cuda_impl::accumulate(
       kernel, v, r, "acc", vars, coordinate_names(shape.size()), homes, globals);
-  std::string code = fmt::format(
-      "for (long long w = (long long)blockIdx.x * {0}; w < {1}; w += (long long)gridDim.x * {0}) "
-      "{{\n",
-      warps, n);
+  std::string code = fmt::format("for (long long w = bx * {0}; w < {1}; w += {2}LL * {0}) {{\n",
+                                 warps, n, geo.blocks);
   code += fmt::format(
       "  const long long e = w + threadIdx.x / {0};\n  const int lane = threadIdx.x % {0};\n",
       kWarp);
@@ -433,6 +432,49 @@ std::vector<ValueId> phase_values(const Graph& kernel, const std::vector<bool>& 
   return phases;
 }
 
+// What phase `v` reads from memory: the values `written` by a phase (or kernel inputs) that it
+// reads directly or through the values it computes itself (inlined, or in shared memory).
+std::vector<bool> memory_reads(const Graph& kernel, ValueId v, const std::vector<bool>& written) {
+  std::vector<bool> read(kernel.num_values(), false);
+  std::vector<ValueId> work{v};
+  while (!work.empty()) {
+    NodeId p = kernel.value(work.back()).producer;
+    work.pop_back();
+    if (p == kNoNode) continue;
+    for (ValueId in : kernel.node(p).inputs) {
+      if (read[in]) continue;
+      read[in] = true;
+      if (!written[in]) work.push_back(in);
+    }
+  }
+  return read;
+}
+
+// The phases grouped into launches, in order: a phase joins the launch before it unless it reads
+// what a phase of that launch writes (the blocks of one launch run in no set order). Korch's
+// horizontal fusion: independent outputs of one kernel share a launch.
+std::vector<std::vector<ValueId>> launch_groups(const Graph& kernel,
+                                                const std::vector<ValueId>& phases,
+                                                const std::vector<bool>& written) {
+  std::vector<std::vector<ValueId>> groups;
+  for (ValueId v : phases) {
+    std::vector<bool> read = memory_reads(kernel, v, written);
+    bool joins = !groups.empty();
+    for (ValueId u : groups.empty() ? std::vector<ValueId>{} : groups.back())
+      joins = joins && !(read[u] && kernel.value(u).producer != kNoNode);
+    if (!joins) groups.emplace_back();
+    groups.back().push_back(v);
+  }
+  return groups;
+}
+
+// Per value: written to memory by a phase (materialized, or a computed kernel output).
+std::vector<bool> written_values(const Graph& kernel, const std::vector<bool>& materialized) {
+  std::vector<bool> written = materialized;
+  for (ValueId v : kernel.outputs()) written[v] = written[v] || kernel.value(v).producer != kNoNode;
+  return written;
+}
+
 }  // namespace
 
 std::string cuda_reject(const Graph& kernel) {
@@ -476,7 +518,9 @@ CudaKernelShape cuda_kernel_shape(const Graph& kernel) {
   } catch (const Error&) {
     // No tile graph: no config, every materialized value keeps its phase.
   }
-  shape.launches = static_cast<int>(phase_values(kernel, materialized).size());
+  shape.launches = static_cast<int>(launch_groups(kernel, phase_values(kernel, materialized),
+                                                  written_values(kernel, materialized))
+                                        .size());
   for (ValueId v = 0; v < static_cast<ValueId>(kernel.num_values()); ++v)
     if (materialized[v]) shape.scratch_bytes += scratch_bytes(kernel, v);
   return shape;
@@ -544,32 +588,57 @@ CudaKernelSource cuda_kernel_source(const Graph& kernel, const std::string& pref
                                                   : "scratch";
     signature += fmt::format("{}{} {}", i ? ", " : "", params[i], name);
   }
+  // A group with the root runs the config's block size, which the other phases take too.
+  int root_threads = 0;
+  if (config != nullptr) {
+    root_threads = 1;
+    for (size_t d = 0; d < config->block.size(); ++d)
+      root_threads *= static_cast<int>(config->block[d] / std::max<int64_t>(config->thread[d], 1));
+  }
   std::string functions;
-  for (size_t k = 0; k < phases.size(); ++k) {
-    ValueId v = phases[k];
-    const Value& value = kernel.value(v);
-    const Shape& shape = value.type.shape;
-    std::string name = fmt::format("{}_{}_{}", prefix, k, sanitize(value.name));
-    Geometry geo;
+  std::vector<std::vector<ValueId>> groups =
+      launch_groups(kernel, phases, written_values(kernel, materialized));
+  for (size_t k = 0; k < groups.size(); ++k) {
+    const std::vector<ValueId>& group = groups[k];
+    bool with_root = std::find(group.begin(), group.end(), root) != group.end();
+    int threads = with_root ? root_threads : kThreads;
     std::string body;
-    if (v == root) {
-      body = root_phase(kernel, *tg, *config, plan, dest[v], homes, globals, geo);
-    } else if (NodeId r = warp_reduction(kernel, v, homes); r != kNoNode) {
-      body = warp_phase(kernel, v, r, dest[v], homes, globals, geo);
-    } else {
-      geo = grid_stride(shape);
-      cuda_impl::PhaseEmitter emitter(kernel, homes, globals);
-      std::string result = emitter.compute(v, coordinate_names(shape.size()));
-      body = element_loops(geo, emitter.code() + store(kernel, v, dest[v], result));
+    int64_t blocks = 0;
+    for (ValueId v : group) {
+      const Shape& shape = kernel.value(v).type.shape;
+      Geometry geo;
+      std::string phase;
+      NodeId r = warp_reduction(kernel, v, homes);
+      if (v == root) {
+        phase = root_phase(kernel, *tg, *config, plan, dest[v], homes, globals, geo);
+      } else if (r != kNoNode && threads % kWarp == 0) {
+        phase = warp_phase(kernel, v, r, dest[v], threads, homes, globals, geo);
+      } else {
+        geo = grid_stride(shape, threads);
+        cuda_impl::PhaseEmitter emitter(kernel, homes, globals);
+        std::string result = emitter.compute(v, coordinate_names(shape.size()));
+        phase = element_loops(geo, emitter.code() + store(kernel, v, dest[v], result));
+      }
+      check(geo.threads == threads, "phase '{}' has {} threads in a launch of {}",
+            kernel.value(v).name, geo.threads, threads);
+      phase = fmt::format("const long long bx = blockIdx.x{};\n",
+                          blocks ? fmt::format(" - {}", blocks) : "") +
+              geo.block + phase;
+      // Each phase takes its own range of the launch's blocks.
+      body += group.size() == 1 ? phase
+                                : fmt::format("if (blockIdx.x >= {} && blockIdx.x < {}) {{\n{}}}\n",
+                                              blocks, blocks + geo.blocks, indent(phase, 2));
+      blocks += geo.blocks;
+      out.shared_bytes = std::max(out.shared_bytes, geo.shared_bytes);
     }
+    std::string name = fmt::format("{}_{}_{}", prefix, k, sanitize(kernel.value(group[0]).name));
     // The launch's block size as a bound: without it NVRTC may use more registers per thread
     // than a block of that size can have, and the launch would fail on the GPU.
     functions += fmt::format("extern \"C\" __global__ void __launch_bounds__({}) {}({}) {{\n",
-                             geo.threads, name, signature);
-    functions += indent(scratch_pointers + geo.block + body, 2);
+                             threads, name, signature);
+    functions += indent(scratch_pointers + body, 2);
     functions += "}\n";
-    out.launches.push_back({name, geo.blocks, geo.threads});
-    out.shared_bytes = std::max(out.shared_bytes, geo.shared_bytes);
+    out.launches.push_back({name, blocks, threads});
   }
   out.code = globals.text + functions;
   return out;

@@ -12,10 +12,12 @@
 // prim.Conv or prim.ConvTranspose that other kernel nodes read (recomputing those per use would
 // multiply the work), except where only an elementwise epilogue reads it, perhaps through a
 // transpose or a reshape, ending at one kernel output: that output computes it once per element,
-// inlined. Intermediate
-// materialized values live in one scratch buffer. Each materialized value is one phase: one
-// `extern "C" __global__` function, launched in order on one stream, each thread computing the
-// elements of its thread tile.
+// inlined. Intermediate materialized values live in one scratch buffer. Each materialized value
+// or output is one phase, each thread computing the elements of its thread tile. Phases are
+// grouped into launches, one `extern "C" __global__` function each, launched in order on one
+// stream: a phase joins the launch before it, taking the blocks after those of the phases there,
+// unless it reads what one of them writes (Korch's horizontal fusion: independent outputs of a
+// kernel are one launch).
 //
 // The root output's phase, under a tile config, is Welder's: its block first stages in shared
 // memory what it reads with reuse (schedule/gpu/gpu_staging.h), and computes there the
@@ -111,8 +113,10 @@ std::string cuda_reject(const Graph& kernel);
 /// CUDA C for `kernel`; function names start with `prefix` (a C identifier), so the sources of
 /// many kernels can be concatenated into one translation unit. `config` (a GpuTileConfig of the
 /// kernel's tile graph, schedule::gpu_configs) sets the launch of the root output's phase: one
-/// block per block tile, one thread per thread tile; null, or any other phase: 256 threads per
-/// block, one element per thread. Throws Unsupported for what cuda_reject names.
+/// block per block tile, one thread per thread tile; the other phases of that launch take its
+/// block size, those of other launches (or all, with a null config) 256 threads per block, one
+/// element (or a warp per reduced element) per thread. Throws Unsupported for what cuda_reject
+/// names.
 CudaKernelSource cuda_kernel_source(const Graph& kernel, const std::string& prefix,
                                     const schedule::GpuTileConfig* config = nullptr);
 
