@@ -61,6 +61,11 @@ std::vector<Expect> computed_cases() {
       // 64 rows per block, 64 threads: one thread per row, no shuffles.
       {tiled("softmax, one thread per row", fused_kernel_text("softmax"), {{64, 64}, {8, 8}, 0}),
        1},
+      // A row per block of 64 threads, and two rows per block of 128: a group of two warps per
+      // row, their partials added through shared memory.
+      {tiled("softmax, two warps per row", fused_kernel_text("softmax"), {{1, 64}, {1, 1}, 0}), 1},
+      {tiled("softmax, two rows of two warps", fused_kernel_text("softmax"), {{2, 64}, {1, 1}, 0}),
+       1},
       {tiled("layer norm", kLayerNorm, {{2, 48}, {1, 3}, 0}), 1},
       {tiled("layer norm, edge block", kLayerNorm, {{4, 16}, {1, 2}, 0}), 1},
       // The mean is also a kernel output: its sum stays a phase of its own (so does the output),
@@ -91,6 +96,11 @@ TEST(CudaBlockComputed, LanesShareARowWhereThreadsOutnumberRows) {
   std::string code = cuda_kernel_source(g, "k", &partial).code;
   EXPECT_NE(code.find("for (int m = 16; m > 0; m /= 2)"), std::string::npos);
   EXPECT_NE(code.find("rr += 32"), std::string::npos);
+  // 64 threads over one row: two warps, their partials added in shared memory.
+  schedule::GpuTileConfig row{{1, 64}, {1, 1}, 0};
+  code = cuda_kernel_source(g, "k", &row).code;
+  EXPECT_NE(code.find("rr += 64"), std::string::npos);
+  EXPECT_NE(code.find("for (int w = 1; w < 2; ++w)"), std::string::npos);
   // 64 threads over 64 rows: a row each.
   code = cuda_kernel_source(g, "k", &whole).code;
   EXPECT_EQ(code.find("orch_shfl_xor"), std::string::npos);

@@ -54,6 +54,9 @@ int64_t array_bytes(const schedule::StagedRegion& r, DType dtype) {
   return rows * pitch_of(r, dtype) * static_cast<int64_t>(dtype_size(dtype));
 }
 
+// Threads a block has at most.
+constexpr int64_t kMaxThreads = 1024;
+
 // A region's __shared__ array, and a loop over its elements q with their coordinates.
 struct SharedArray {
   std::string declare;  // the origin constants and the array
@@ -132,20 +135,27 @@ std::string stage(const Graph& kernel, const schedule::StagedRegion& r,
   return code;
 }
 
-// Lanes reducing one element of a computed region together: a power of two up to a warp,
-// as many as the block's `threads` spread over its `elements` and the reduction's `volume`
-// give; 1 where shuffles cannot combine them (a partial warp, a type shuffles do not move).
+// Lanes reducing one element of a computed region together: a power of two up to the whole
+// block, as many as the block's `threads` spread over its `elements` and the reduction's
+// `volume` give; 1 where shuffles cannot combine them (a partial warp, a type shuffles do not
+// move).
 int64_t group_size(int64_t threads, int64_t elements, int64_t volume, DType acc) {
   if (threads % kWarp != 0 || !shuffled(acc)) return 1;
   int64_t g = 1;
-  while (g * 2 <= kWarp && g * 2 * elements <= threads && g * 2 <= volume) g *= 2;
+  while (g * 2 * elements <= threads && g * 2 <= volume) g *= 2;
   return g;
+}
+
+// Bytes of the array a group wider than a warp combines its warps' partials in.
+int64_t partials_bytes(int64_t threads) {
+  return threads / kWarp * 8;
 }
 
 // The block computes region `r` of a reduction's result into a shared array: groups of lanes
 // (group_size) take its elements in turn, each lane accumulating every g-th term of the
-// flattened reduction, and shuffles combine the group. Every thread runs the same trip count,
-// as the shuffles need.
+// flattened reduction; shuffles combine a warp's lanes, and a group wider than a warp adds its
+// warps' partials through shared memory. Every thread runs the same trip count, as shuffles and
+// barriers need.
 std::string compute(const Graph& kernel, const schedule::TileGraph& tg,
                     const schedule::StagedRegion& r, int threads, std::vector<ValueHome>& homes,
                     Globals& globals) {
@@ -163,6 +173,9 @@ std::string compute(const Graph& kernel, const schedule::TileGraph& tg,
   Accumulation sum = accumulate(kernel, v, p, "acc", vars, z_names(r.size.size()), homes, globals);
   int64_t g = group_size(threads, a.elements, volume, kernel.value(reduce.inputs[0]).type.dtype);
   std::string code = a.declare;
+  std::string partials = fmt::format("pt{}", v);
+  if (g > kWarp)
+    code += fmt::format("__shared__ {} {}[{}];\n", sum.type, partials, threads / kWarp);
   code += fmt::format("for (long long q0 = 0; q0 < {0}; q0 += {1}) {{\n", a.elements, threads / g);
   code += fmt::format("  const long long q = q0 + threadIdx.x / {};\n", g);
   code += fmt::format("  const long long lane = threadIdx.x % {};\n", g);
@@ -173,13 +186,23 @@ std::string compute(const Graph& kernel, const schedule::TileGraph& tg,
                       volume, g);
   code += indented(sum.term, "      ") + "    }\n  }\n";
   if (g > 1)
-    code += fmt::format("  for (int m = {}; m > 0; m /= 2) acc = {};\n", g / 2,
+    code += fmt::format("  for (int m = {}; m > 0; m /= 2) acc = {};\n", std::min(g, kWarp) / 2,
                         combine(kernel, reduce, "acc", "orch_shfl_xor(acc, m)"));
-  code += fmt::format("  if (live && lane == 0) {{\n{}    {}[{}] = ({})({});\n  }}\n}}\n",
+  if (g > kWarp) {
+    // Lane 0 of the group adds the partials of its g / 32 warps. A group wider than one lane
+    // has g * elements <= threads: the loop runs once and no element overwrites the partials.
+    code += fmt::format("  if (threadIdx.x % {} == 0) {}[threadIdx.x / {}] = acc;\n", kWarp,
+                        partials, kWarp);
+    code += "  __syncthreads();\n";
+    code += fmt::format(
+        "  if (lane == 0)\n    for (int w = 1; w < {}; ++w) acc = {};\n", g / kWarp,
+        combine(kernel, reduce, "acc", fmt::format("{}[threadIdx.x / {} + w]", partials, kWarp)));
+  }
+  code += fmt::format("  if (live && lane == 0) {{\n{}    {}[{}] = ({})({});\n  }}\n",
                       indented(sum.epilogue, "    "), a.home.name, a.at,
                       storage_type(kernel.value(v).type.dtype), sum.result);
   homes[v] = a.home;
-  return code + "__syncthreads();\n";
+  return code + "}\n__syncthreads();\n";
 }
 
 // Whether every path from `v` through the kernel's nodes ends at `root` alone.
@@ -231,7 +254,8 @@ std::vector<bool> computed_values(const Graph& kernel, const std::vector<bool>& 
   for (ValueId v = static_cast<ValueId>(nv); v-- > 0;) {
     if (!materialized[v]) continue;
     const schedule::StagedRegion* r = region_of[v];
-    int64_t need = r ? array_bytes(*r, kernel.value(v).type.dtype) : 0;
+    int64_t need =
+        r ? array_bytes(*r, kernel.value(v).type.dtype) + partials_bytes(kMaxThreads) : 0;
     if (candidates[v] && r && !r->stepped() && !needed_in_memory[v] &&
         bytes + need <= kMaxStaticShared) {
       computed[v] = true;
@@ -281,7 +305,7 @@ StagedCode stage_regions(const schedule::TileGraph& tg,
   });
   StagedCode code;
   for (const schedule::StagedRegion* r : computing)
-    code.bytes += array_bytes(*r, kernel.value(r->value).type.dtype);
+    code.bytes += array_bytes(*r, kernel.value(r->value).type.dtype) + partials_bytes(threads);
   // Computed after the copies they may read, before those that read them.
   bool placed = false;
   auto place_computed = [&] {
