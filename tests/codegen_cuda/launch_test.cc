@@ -1,5 +1,5 @@
 // Phases grouped into launches: independent outputs of one kernel share a launch, each phase
-// its own range of blocks; a phase reading what another writes waits for the next launch.
+// its own range of blocks; a phase reading what another writes runs in a later launch.
 #include "codegen/cuda/cuda_nvrtc.h"
 #include "cuda_util.h"
 
@@ -33,6 +33,18 @@ constexpr const char* kDependent = R"(graph g(%x: f32[16,40]) {
   return %y, %s
 })";
 
+// Two chains, each a row max and the rows minus it, their nodes interleaved: both maxima in one
+// launch, both differences in the next.
+constexpr const char* kTwoChains = R"(graph g(%x: f32[16,40], %z: f32[16,40]) {
+  %s: f32[16,1] = prim.Reduce(%x) {axes = [1], kind = "max"}
+  %sb: f32[16,40] = prim.Broadcast(%s) {shape = [16, 40]}
+  %y: f32[16,40] = prim.Elementwise(%x, %sb) {fn = "sub"}
+  %t: f32[16,1] = prim.Reduce(%z) {axes = [1], kind = "max"}
+  %tb: f32[16,40] = prim.Broadcast(%t) {shape = [16, 40]}
+  %w: f32[16,40] = prim.Elementwise(%z, %tb) {fn = "sub"}
+  return %y, %s, %w, %t
+})";
+
 struct Expect {
   CudaCase c;
   size_t launches;
@@ -41,7 +53,8 @@ struct Expect {
 std::vector<Expect> launch_cases() {
   std::vector<Expect> cases = {{cuda_case("independent", kIndependent, 3), 1},
                                {cuda_case("three outputs", kThreeOutputs, 3), 1},
-                               {cuda_case("dependent", kDependent, 3), 2}};
+                               {cuda_case("dependent", kDependent, 3), 2},
+                               {cuda_case("two chains", kTwoChains, 3), 2}};
   size_t n = cases.size();
   for (size_t i = 0; i < n; ++i) {
     Expect tiled = cases[i];

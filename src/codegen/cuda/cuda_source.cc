@@ -450,20 +450,24 @@ std::vector<bool> memory_reads(const Graph& kernel, ValueId v, const std::vector
   return read;
 }
 
-// The phases grouped into launches, in order: a phase joins the launch before it unless it reads
-// what a phase of that launch writes (the blocks of one launch run in no set order). Korch's
-// horizontal fusion: independent outputs of one kernel share a launch.
+// The phases grouped into launches: a phase runs in the launch after the last one holding a
+// phase whose output it reads (the blocks of one launch run in no set order), so each launch
+// holds one level of the phases' dependency graph, in phase order. Korch's horizontal fusion:
+// independent outputs of one kernel share a launch.
 std::vector<std::vector<ValueId>> launch_groups(const Graph& kernel,
                                                 const std::vector<ValueId>& phases,
                                                 const std::vector<bool>& written) {
+  std::vector<int> level(kernel.num_values(), -1);
   std::vector<std::vector<ValueId>> groups;
   for (ValueId v : phases) {
     std::vector<bool> read = memory_reads(kernel, v, written);
-    bool joins = !groups.empty();
-    for (ValueId u : groups.empty() ? std::vector<ValueId>{} : groups.back())
-      joins = joins && !(read[u] && kernel.value(u).producer != kNoNode);
-    if (!joins) groups.emplace_back();
-    groups.back().push_back(v);
+    int l = 0;
+    for (ValueId u : phases)
+      if (level[u] >= 0 && read[u] && kernel.value(u).producer != kNoNode)
+        l = std::max(l, level[u] + 1);
+    level[v] = l;
+    if (static_cast<size_t>(l) == groups.size()) groups.emplace_back();
+    groups[static_cast<size_t>(l)].push_back(v);
   }
   return groups;
 }

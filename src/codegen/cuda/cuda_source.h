@@ -15,9 +15,9 @@
 // inlined. Intermediate materialized values live in one scratch buffer. Each materialized value
 // or output is one phase, each thread computing the elements of its thread tile. Phases are
 // grouped into launches, one `extern "C" __global__` function each, launched in order on one
-// stream: a phase joins the launch before it, taking the blocks after those of the phases there,
-// unless it reads what one of them writes (Korch's horizontal fusion: independent outputs of a
-// kernel are one launch).
+// stream: a phase runs in the launch after the last one holding a phase whose output it reads,
+// taking the blocks after those of the phases before it there (Korch's horizontal fusion:
+// independent outputs of a kernel are one launch).
 //
 // The root output's phase, under a tile config, is Welder's: its block first stages in shared
 // memory what it reads with reuse (schedule/gpu/gpu_staging.h), and computes there the
