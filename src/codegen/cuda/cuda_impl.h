@@ -11,6 +11,7 @@
 #include "codegen/resize_taps.h"
 #include "ir/graph.h"
 #include "schedule/gpu/gpu_staging.h"
+#include "schedule/gpu/gpu_tiles.h"
 #include "schedule/tile_graph.h"
 
 namespace orch::codegen::cuda_impl {
@@ -211,6 +212,47 @@ StagedCode stage_regions(const schedule::TileGraph& tg,
                          const std::vector<schedule::StagedRegion>& regions,
                          const std::vector<bool>& computed, int threads,
                          std::vector<ValueHome>& homes, Globals& globals);
+
+/// `text` with every non-empty line indented by `spaces`.
+std::string indent(const std::string& text, int spaces);
+
+/// Threads per block of a launch without the root's phase.
+inline constexpr int kDefaultThreads = 256;
+
+/// One phase of a kernel: its code, which reads `bx` (the block's index among the phase's
+/// blocks) and threadIdx.x, and its share of a launch.
+struct Phase {
+  std::string code;
+  int64_t blocks = 1;
+  int threads = 1;
+  int64_t shared_bytes = 0;  // static shared memory of a block
+};
+
+/// What a root phase's block does besides its thread tiles: the one reduction they accumulate
+/// in registers, the regions it holds in shared memory, and which of them it computes there.
+struct RootPlan {
+  NodeId reduction = kNoNode;
+  std::vector<schedule::StagedRegion> regions;
+  std::vector<bool> computed;  // per value
+};
+
+/// The root's plan under `config`; the values it computes lose their phase (`materialized`).
+/// `homes` has every materialized value in memory.
+RootPlan plan_root(const Graph& kernel, const schedule::TileGraph& tg,
+                   const schedule::GpuTileConfig& config, std::vector<bool>& materialized,
+                   const std::vector<ValueHome>& homes);
+
+/// The root output's phase under `config`, writing `dest`: one block per block tile, one thread
+/// per thread tile.
+Phase root_phase(const Graph& kernel, const schedule::TileGraph& tg,
+                 const schedule::GpuTileConfig& config, const RootPlan& plan,
+                 const std::string& dest, const std::vector<ValueHome>& homes, Globals& globals);
+
+/// The phase of any other value `v`, writing `dest` with `threads` per block: one warp per
+/// element of a row reduction over at least a warp's elements (when `threads` is whole warps),
+/// otherwise one thread per element.
+Phase value_phase(const Graph& kernel, ValueId v, const std::string& dest, int threads,
+                  const std::vector<ValueHome>& homes, Globals& globals);
 
 /// The one reduction the phase of `v` computes inline at v's coordinates (v itself, or what
 /// only v's elementwise epilogue reads): what a root phase's thread tiles accumulate in

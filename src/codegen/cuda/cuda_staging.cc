@@ -108,15 +108,6 @@ std::vector<std::string> z_names(size_t rank) {
   return z;
 }
 
-std::string indented(const std::string& text, const std::string& pad) {
-  std::string out;
-  for (size_t start = 0, end; start < text.size(); start = end + 1) {
-    end = text.find('\n', start);
-    out += pad + text.substr(start, end - start) + "\n";
-  }
-  return out;
-}
-
 // The block's threads copy region `r` of its value into a shared array.
 std::string stage(const Graph& kernel, const schedule::StagedRegion& r,
                   std::vector<ValueHome>& homes, Globals& globals) {
@@ -127,10 +118,10 @@ std::string stage(const Graph& kernel, const schedule::StagedRegion& r,
   if (dtype == DType::boolean) value = fmt::format("({}) ? 1 : 0", value);
   std::string code = a.declare;
   code += fmt::format("for (long long q = threadIdx.x; q < {}; q += blockDim.x) {{\n", a.elements);
-  code += indented(a.coords, "  ");
+  code += indent(a.coords, 2);
   code +=
       fmt::format("  if ({}) {{\n{}    {}[{}] = ({})({});\n  }}\n}}\n__syncthreads();\n", a.inside,
-                  indented(emitter.code(), "    "), a.home.name, a.at, storage_type(dtype), value);
+                  indent(emitter.code(), 4), a.home.name, a.at, storage_type(dtype), value);
   homes[r.value] = a.home;
   return code;
 }
@@ -179,12 +170,12 @@ std::string compute(const Graph& kernel, const schedule::TileGraph& tg,
   code += fmt::format("for (long long q0 = 0; q0 < {0}; q0 += {1}) {{\n", a.elements, threads / g);
   code += fmt::format("  const long long q = q0 + threadIdx.x / {};\n", g);
   code += fmt::format("  const long long lane = threadIdx.x % {};\n", g);
-  code += indented(a.coords, "  ");
+  code += indent(a.coords, 2);
   code += fmt::format("  const bool live = q < {} && {};\n", a.elements, a.inside);
   code += fmt::format("  {} acc = {};\n", sum.type, sum.init);
   code += fmt::format("  if (live) {{\n    for (long long rr = lane; rr < {}; rr += {}) {{\n",
                       volume, g);
-  code += indented(sum.term, "      ") + "    }\n  }\n";
+  code += indent(sum.term, 6) + "    }\n  }\n";
   if (g > 1)
     code += fmt::format("  for (int m = {}; m > 0; m /= 2) acc = {};\n", std::min(g, kWarp) / 2,
                         combine(kernel, reduce, "acc", "orch_shfl_xor(acc, m)"));
@@ -199,7 +190,7 @@ std::string compute(const Graph& kernel, const schedule::TileGraph& tg,
         combine(kernel, reduce, "acc", fmt::format("{}[threadIdx.x / {} + w]", partials, kWarp)));
   }
   code += fmt::format("  if (live && lane == 0) {{\n{}    {}[{}] = ({})({});\n  }}\n",
-                      indented(sum.epilogue, "    "), a.home.name, a.at,
+                      indent(sum.epilogue, 4), a.home.name, a.at,
                       storage_type(kernel.value(v).type.dtype), sum.result);
   homes[v] = a.home;
   return code + "}\n__syncthreads();\n";
