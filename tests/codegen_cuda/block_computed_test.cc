@@ -68,6 +68,8 @@ std::vector<Expect> computed_cases() {
        1},
       {tiled("layer norm", kLayerNorm, {{2, 48}, {1, 3}, 0}), 1},
       {tiled("layer norm, edge block", kLayerNorm, {{4, 16}, {1, 2}, 0}), 1},
+      // A reduce step where the root has no reduction of its own to step: whole regions.
+      {tiled("layer norm, a step to ignore", kLayerNorm, {{2, 16}, {1, 1}, 8}), 1},
       // The mean is also a kernel output: its sum stays a phase of its own (so does the output),
       // the variance is computed per block.
       {tiled("layer norm with a second output", fused_kernel_text("layernorm"),

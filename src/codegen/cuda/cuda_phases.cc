@@ -270,8 +270,12 @@ RootPlan plan_root(const Graph& kernel, const schedule::TileGraph& tg,
   RootPlan plan;
   plan.reduction = accumulated_reduction(kernel, tg.root, homes);
   std::vector<bool> candidates = block_candidates(tg, materialized);
-  NodeId stepped = config.reduce_step > 0 ? plan.reduction : kNoNode;
-  plan.regions = schedule::staged_regions(tg, config, stepped, candidates);
+  // The code steps only the root's own reduction: without one, a config's reduce step (the
+  // model steps every reduction) leaves whole regions, staged where they fit.
+  schedule::GpuTileConfig staging = config;
+  if (plan.reduction == kNoNode) staging.reduce_step = 0;
+  NodeId stepped = staging.reduce_step > 0 ? plan.reduction : kNoNode;
+  plan.regions = schedule::staged_regions(tg, staging, stepped, candidates);
   plan.computed = computed_values(kernel, candidates, materialized, plan.regions, homes);
   for (ValueId v = 0; v < static_cast<ValueId>(kernel.num_values()); ++v)
     materialized[v] = materialized[v] && !plan.computed[v];
