@@ -104,6 +104,21 @@ Accumulation accumulate(const Graph& kernel, ValueId v, NodeId r, const std::str
   return a;
 }
 
+FlatReduce flat_reduce(const std::vector<int64_t>& extents) {
+  FlatReduce f;
+  f.vars.resize(extents.size());
+  for (size_t k = extents.size(); k-- > 0;) {
+    f.vars[k] = fmt::format("(rr / {} % {})", f.volume, extents[k]);
+    f.volume *= extents[k];
+  }
+  return f;
+}
+
+std::string shuffle_combine(const Graph& g, const Node& reduce, int64_t lanes) {
+  return fmt::format("for (int m = {}; m > 0; m /= 2) acc = {};\n", lanes / 2,
+                     combine(g, reduce, "acc", "orch_shfl_xor(acc, m)"));
+}
+
 bool shuffled(DType t) {
   return t == DType::f32 || t == DType::f64 || t == DType::i32 || t == DType::i64;
 }

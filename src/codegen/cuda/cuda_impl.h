@@ -168,6 +168,18 @@ Accumulation accumulate(const Graph& kernel, ValueId v, NodeId r, const std::str
                         const std::vector<std::string>& coords, std::vector<ValueHome> homes,
                         Globals& globals);
 
+/// A reduction's terms indexed by one flat variable `rr`, the last axis fastest: the C
+/// expression of each reduce axis of `extents` (accumulate's `vars`), and the volume rr spans.
+struct FlatReduce {
+  std::vector<std::string> vars;
+  int64_t volume = 1;
+};
+FlatReduce flat_reduce(const std::vector<int64_t>& extents);
+
+/// The statement combining reduction node `reduce`'s accumulator `acc` across `lanes`
+/// consecutive lanes of a warp (a power of two, at most a warp) with xor shuffles.
+std::string shuffle_combine(const Graph& g, const Node& reduce, int64_t lanes);
+
 /// Whether warp shuffles move an accumulator of `dtype` (f32, f64, i32, i64).
 bool shuffled(DType dtype);
 
@@ -186,6 +198,10 @@ struct StagedCode {
   std::string once, per_step;
   int64_t bytes = 0;  // of the __shared__ arrays
 };
+
+/// The values computing `v` (its defining node) reads: its inputs, and those of every value it
+/// computes itself, which `through` marks (per value).
+std::vector<bool> values_read(const Graph& kernel, ValueId v, const std::vector<bool>& through);
 
 /// The materialized values the root phase of `tg` could compute per block into shared memory,
 /// instead of a phase of their own writing them to scratch (Welder's block-level fusion: the

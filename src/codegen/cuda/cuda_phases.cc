@@ -219,17 +219,12 @@ std::string warp_phase(const Graph& kernel, ValueId v, NodeId r, const std::stri
   geo.blocks = std::min(kMaxBlocks, (n + warps - 1) / warps);
   const Node& reduce = kernel.node(r);
   const Shape& xs = kernel.value(reduce.inputs[0]).type.shape;
-  std::vector<int64_t> axes = attr_ints(reduce.attrs, "axes");
   // The reduce axes are the innermost dims: the lane's flat index rr splits into them.
-  size_t first = xs.size() - axes.size();
-  int64_t volume = 1;
-  std::vector<std::string> vars(axes.size());
-  for (size_t a = axes.size(); a-- > 0;) {
-    vars[a] = fmt::format("(rr / {} % {})", volume, xs[first + a]);
-    volume *= xs[first + a];
-  }
+  size_t first = xs.size() - attr_ints(reduce.attrs, "axes").size();
+  FlatReduce flat =
+      flat_reduce(std::vector<int64_t>(xs.begin() + static_cast<long>(first), xs.end()));
   Accumulation sum =
-      accumulate(kernel, v, r, "acc", vars, coordinate_names(shape.size()), homes, globals);
+      accumulate(kernel, v, r, "acc", flat.vars, coordinate_names(shape.size()), homes, globals);
   std::string code = fmt::format("for (long long w = bx * {0}; w < {1}; w += {2}LL * {0}) {{\n",
                                  warps, n, geo.blocks);
   code += fmt::format(
@@ -238,10 +233,9 @@ std::string warp_phase(const Graph& kernel, ValueId v, NodeId r, const std::stri
   code += coordinates_of_e(shape);
   code += fmt::format("  {} acc = {};\n", sum.type, sum.init);
   code += fmt::format("  if (e < {}) {{\n    for (long long rr = lane; rr < {}; rr += {}) {{\n", n,
-                      volume, kWarp);
+                      flat.volume, kWarp);
   code += indent(sum.term, 6) + "    }\n  }\n";
-  code += fmt::format("  for (int m = {}; m > 0; m /= 2) acc = {};\n", kWarp / 2,
-                      combine(kernel, reduce, "acc", "orch_shfl_xor(acc, m)"));
+  code += indent(shuffle_combine(kernel, reduce, kWarp), 2);
   code += fmt::format("  if (e < {} && lane == 0) {{\n", n);
   code += indent(sum.epilogue + store(kernel, v, dest, sum.result), 4) + "  }\n}\n";
   return code;

@@ -159,24 +159,6 @@ std::vector<ValueId> phase_values(const Graph& kernel, const std::vector<bool>& 
   return phases;
 }
 
-// What phase `v` reads from memory: the values `written` by a phase (or kernel inputs) that it
-// reads directly or through the values it computes itself (inlined, or in shared memory).
-std::vector<bool> memory_reads(const Graph& kernel, ValueId v, const std::vector<bool>& written) {
-  std::vector<bool> read(kernel.num_values(), false);
-  std::vector<ValueId> work{v};
-  while (!work.empty()) {
-    NodeId p = kernel.value(work.back()).producer;
-    work.pop_back();
-    if (p == kNoNode) continue;
-    for (ValueId in : kernel.node(p).inputs) {
-      if (read[in]) continue;
-      read[in] = true;
-      if (!written[in]) work.push_back(in);
-    }
-  }
-  return read;
-}
-
 // The phases grouped into launches: a phase runs in the launch after the last one holding a
 // phase whose output it reads (the blocks of one launch run in no set order), so each launch
 // holds one level of the phases' dependency graph, in phase order. Korch's horizontal fusion:
@@ -186,8 +168,12 @@ std::vector<std::vector<ValueId>> launch_groups(const Graph& kernel,
                                                 const std::vector<bool>& written) {
   std::vector<int> level(kernel.num_values(), -1);
   std::vector<std::vector<ValueId>> groups;
+  // A phase reads from memory directly or through what it computes itself (inlined, or in
+  // shared memory): every value no phase writes.
+  std::vector<bool> through(written.size());
+  for (size_t u = 0; u < written.size(); ++u) through[u] = !written[u];
   for (ValueId v : phases) {
-    std::vector<bool> read = memory_reads(kernel, v, written);
+    std::vector<bool> read = cuda_impl::values_read(kernel, v, through);
     int l = 0;
     for (ValueId u : phases)
       if (level[u] >= 0 && read[u] && kernel.value(u).producer != kNoNode)

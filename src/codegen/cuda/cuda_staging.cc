@@ -15,22 +15,16 @@
 namespace orch::codegen::cuda_impl {
 namespace {
 
-// The values the root's phase reads: inlined ones it computes, and those it loads.
-std::vector<bool> read_by(const Graph& kernel, ValueId root, const std::vector<ValueHome>& homes) {
-  std::vector<bool> read(kernel.num_values(), false);
-  std::vector<ValueId> work{root};
-  while (!work.empty()) {
-    ValueId v = work.back();
-    work.pop_back();
-    NodeId p = kernel.value(v).producer;
-    if (p == kNoNode) continue;
-    for (ValueId in : kernel.node(p).inputs) {
-      if (read[in] || homes[in].kind == ValueHome::scalar) continue;
-      read[in] = true;
-      if (homes[in].kind == ValueHome::inline_) work.push_back(in);
-    }
-  }
-  return read;
+// Per value: inlined (computed where it is read).
+std::vector<bool> inlined(const std::vector<ValueHome>& homes) {
+  std::vector<bool> out(homes.size());
+  for (size_t v = 0; v < homes.size(); ++v) out[v] = homes[v].kind == ValueHome::inline_;
+  return out;
+}
+
+// The values the phase of `v` reads: inlined ones it computes, and those it loads.
+std::vector<bool> read_by(const Graph& kernel, ValueId v, const std::vector<ValueHome>& homes) {
+  return values_read(kernel, v, inlined(homes));
 }
 
 // Producers before consumers: inputs and constants first, then node order.
@@ -154,14 +148,10 @@ std::string compute(const Graph& kernel, const schedule::TileGraph& tg,
   NodeId p = kernel.value(v).producer;
   const Node& reduce = kernel.node(p);
   SharedArray a = shared_array(kernel, r);
-  const std::vector<int64_t>& extents = tg.maps[p]->reduce_extents;
-  int64_t volume = 1;
-  std::vector<std::string> vars(extents.size());
-  for (size_t k = extents.size(); k-- > 0;) {
-    vars[k] = fmt::format("(rr / {} % {})", volume, extents[k]);
-    volume *= extents[k];
-  }
-  Accumulation sum = accumulate(kernel, v, p, "acc", vars, z_names(r.size.size()), homes, globals);
+  FlatReduce flat = flat_reduce(tg.maps[p]->reduce_extents);
+  int64_t volume = flat.volume;
+  Accumulation sum =
+      accumulate(kernel, v, p, "acc", flat.vars, z_names(r.size.size()), homes, globals);
   int64_t g = group_size(threads, a.elements, volume, kernel.value(reduce.inputs[0]).type.dtype);
   std::string code = a.declare;
   std::string partials = fmt::format("pt{}", v);
@@ -176,9 +166,7 @@ std::string compute(const Graph& kernel, const schedule::TileGraph& tg,
   code += fmt::format("  if (live) {{\n    for (long long rr = lane; rr < {}; rr += {}) {{\n",
                       volume, g);
   code += indent(sum.term, 6) + "    }\n  }\n";
-  if (g > 1)
-    code += fmt::format("  for (int m = {}; m > 0; m /= 2) acc = {};\n", std::min(g, kWarp) / 2,
-                        combine(kernel, reduce, "acc", "orch_shfl_xor(acc, m)"));
+  if (g > 1) code += indent(shuffle_combine(kernel, reduce, std::min(g, kWarp)), 2);
   if (g > kWarp) {
     // Lane 0 of the group adds the partials of its g / 32 warps. A group wider than one lane
     // has g * elements <= threads: the loop runs once and no element overwrites the partials.
@@ -216,18 +204,33 @@ bool read_for_root_alone(const Graph& kernel, ValueId v, ValueId root,
 
 }  // namespace
 
+std::vector<bool> values_read(const Graph& kernel, ValueId v, const std::vector<bool>& through) {
+  std::vector<bool> read(kernel.num_values(), false);
+  std::vector<ValueId> work{v};
+  while (!work.empty()) {
+    NodeId p = kernel.value(work.back()).producer;
+    work.pop_back();
+    if (p == kNoNode) continue;
+    for (ValueId in : kernel.node(p).inputs) {
+      if (read[in]) continue;
+      read[in] = true;
+      if (through[in]) work.push_back(in);
+    }
+  }
+  return read;
+}
+
 std::vector<bool> block_candidates(const schedule::TileGraph& tg,
                                    const std::vector<bool>& materialized) {
   const Graph& kernel = *tg.graph;
   std::vector<bool> out(kernel.num_values(), false);
   if (!schedule::stages_affinely(tg)) return out;
-  std::vector<std::vector<NodeId>> consumers = kernel.consumers();
   for (ValueId v = 0; v < static_cast<ValueId>(kernel.num_values()); ++v) {
     NodeId p = kernel.value(v).producer;
     if (!materialized[v] || p == kNoNode || !tg.maps[p]) continue;
     const std::string& op = kernel.node(p).op;
     out[v] = (op == "prim.Reduce" || op == "prim.MatMul" || op == "prim.Conv") &&
-             read_for_root_alone(kernel, v, tg.root, consumers);
+             read_for_root_alone(kernel, v, tg.root, tg.consumers);
   }
   return out;
 }
