@@ -113,7 +113,7 @@ struct HostCudaModule::Impl {
       else if (l.conv)
         run_conv(*l.conv, args, layout.kernel_inputs[k], layout.kernel_outputs[k][0]);
       else
-        kernels.launch({l.function, l.blocks, l.threads}, args);
+        kernels.launch({l.function, l.blocks, l.threads, l.shared_bytes}, args);
   }
 };
 

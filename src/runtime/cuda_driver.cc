@@ -34,6 +34,7 @@ Loaded load_driver() {
   load_symbol(handle, "cuModuleLoadData", d.module_load_data, missing);
   load_symbol(handle, "cuModuleUnload", d.module_unload, missing);
   load_symbol(handle, "cuModuleGetFunction", d.module_get_function, missing);
+  load_symbol(handle, "cuFuncSetAttribute", d.func_set_attribute, missing);
   load_symbol(handle, "cuMemAlloc_v2", d.mem_alloc, missing);
   load_symbol(handle, "cuMemFree_v2", d.mem_free, missing);
   load_symbol(handle, "cuMemcpyHtoD_v2", d.memcpy_htod, missing);

@@ -23,6 +23,7 @@ struct CudaDriver {
   int (*module_load_data)(void** module, const void* image) = nullptr;
   int (*module_unload)(void* module) = nullptr;
   int (*module_get_function)(void** function, void* module, const char* name) = nullptr;
+  int (*func_set_attribute)(void* function, int attribute, int value) = nullptr;
   int (*mem_alloc)(CuDevicePtr* pointer, size_t bytes) = nullptr;
   int (*mem_free)(CuDevicePtr pointer) = nullptr;
   int (*memcpy_htod)(CuDevicePtr to, const void* from, size_t bytes) = nullptr;

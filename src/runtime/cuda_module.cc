@@ -23,6 +23,9 @@ constexpr int kAttributeCcMajor = 75;
 constexpr int kAttributeCcMinor = 76;
 // CU_STREAM_CAPTURE_MODE_THREAD_LOCAL: other threads' CUDA calls may go on during a capture.
 constexpr int kCaptureThreadLocal = 1;
+// CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, and what a function may use without setting it.
+constexpr int kMaxDynamicSharedAttribute = 8;
+constexpr int64_t kDefaultDynamicShared = 48 * 1024;
 
 std::string read_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -153,11 +156,12 @@ struct CudaModule::Impl {
                        layout.kernels[k].name);
         continue;
       }
-      cuda_check(*d,
-                 d->launch_kernel(functions[k][i], static_cast<unsigned>(l.blocks), 1, 1,
-                                  static_cast<unsigned>(l.threads), 1, 1, 0, stream, params.data(),
-                                  nullptr),
-                 fmt::format("launching {}", l.function));
+      cuda_check(
+          *d,
+          d->launch_kernel(functions[k][i], static_cast<unsigned>(l.blocks), 1, 1,
+                           static_cast<unsigned>(l.threads), 1, 1,
+                           static_cast<unsigned>(l.shared_bytes), stream, params.data(), nullptr),
+          fmt::format("launching {}", l.function));
     }
   }
 
@@ -254,6 +258,13 @@ CudaModule CudaModule::load(const std::string& dir, int device) {
       }
       cuda_check(*d, d->module_get_function(&function, impl->module, l.function.c_str()),
                  fmt::format("{}: kernel {} function {}", dir, layout.kernels[k].name, l.function));
+      // Dynamic shared memory above the default 48 KiB per block needs the function's opt-in.
+      if (l.shared_bytes > kDefaultDynamicShared)
+        cuda_check(*d,
+                   d->func_set_attribute(function, kMaxDynamicSharedAttribute,
+                                         static_cast<int>(l.shared_bytes)),
+                   fmt::format("{}: kernel {} function {}: {} bytes of shared memory per block",
+                               dir, layout.kernels[k].name, l.function, l.shared_bytes));
       impl->functions.back().push_back(function);
     }
   }

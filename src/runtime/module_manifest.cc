@@ -233,7 +233,8 @@ std::vector<LaunchSpec> launch_specs(const Reader& r, const json& k,
       continue;
     }
     launches.push_back({r.text(l, "function"), r.integer(l, "blocks", 1, (int64_t{1} << 31) - 1),
-                        static_cast<int>(r.integer(l, "threads", 1, 1024))});
+                        static_cast<int>(r.integer(l, "threads", 1, 1024)),
+                        r.integer(l, "shared_bytes", 0, (int64_t{1} << 31) - 1)});
   }
   check(!launches.empty(), "{}: CUDA kernel {} has no launches", r.path(), name);
   bool library = std::any_of(launches.begin(), launches.end(), [](const LaunchSpec& l) {

@@ -36,6 +36,7 @@ struct LaunchSpec {
   std::string function;  // in the module's cubin
   int64_t blocks = 0;
   int threads = 0;
+  int64_t shared_bytes = 0;  // dynamic shared memory of a block
   /// A cuBLAS GEMM instead of a function (its kernel's only launch), checked against its
   /// kernel's input and output types.
   std::optional<codegen::GemmSpec> gemm;

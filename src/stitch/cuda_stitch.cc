@@ -24,13 +24,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The fastest legal GPU tile config of `kernel` by the analytic model; nullopt when the kernel
-// has no tile graph the configs understand (the generator then uses its default geometry).
+// The fastest legal GPU tile config of `kernel` by the analytic model, priced as the generated
+// code runs it (codegen::cuda_tile_form); nullopt when the kernel has no tile graph the configs
+// understand (the generator then uses its default geometry).
 std::optional<schedule::ScoredGpuConfig> best_config(const Graph& kernel,
                                                      const schedule::GpuMachine& gpu) {
   try {
     schedule::TileGraph tg = schedule::make_tile_graph(kernel);
-    std::vector<schedule::ScoredGpuConfig> configs = schedule::gpu_configs(tg, gpu, 1);
+    std::vector<schedule::ScoredGpuConfig> configs =
+        schedule::gpu_configs(tg, gpu, 1, codegen::cuda_tile_form(kernel, tg));
     if (configs.empty()) return std::nullopt;
     return configs.front();
   } catch (const Error&) {
@@ -123,8 +125,10 @@ StitchResult stitch_cuda(const Graph& graph, const OrchestrationProblem& problem
       continue;
     }
     const std::optional<schedule::ScoredGpuConfig>& config = configs[i];
-    codegen::CudaKernelSource ks =
-        codegen::cuda_kernel_source(k.graph, k.name + "_", config ? &config->config : nullptr);
+    // The config was chosen within the GPU's opt-in shared memory per block, which the code
+    // then asks for (dynamic shared memory).
+    codegen::CudaKernelSource ks = codegen::cuda_kernel_source(
+        k.graph, k.name + "_", config ? &config->config : nullptr, gpu.shared_per_block_optin);
     k.choice.backend = "cuda";
     k.choice.config = config ? config_text(*config, ks.shared_bytes) : "default";
     k.launches = ks.launches;

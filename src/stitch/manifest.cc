@@ -88,8 +88,10 @@ json kernel_json(const StitchedKernel& k) {
                               {"bias", c->bias},
                               {"relu", c->relu}}}});
       else
-        launches.push_back(
-            {{"function", l.function}, {"blocks", l.blocks}, {"threads", l.threads}});
+        launches.push_back({{"function", l.function},
+                            {"blocks", l.blocks},
+                            {"threads", l.threads},
+                            {"shared_bytes", l.shared_bytes}});
     }
     j["launches"] = launches;
     j["scratch_bytes"] = k.scratch_bytes;

@@ -68,7 +68,8 @@
 //         "config": "block=... thread=... reduce_step=... shared_bytes=... est_us=..." | "default"
 //         | "cublas"
 //             | "cudnn",
-//         "launches": [{"function", "blocks", "threads"}],   // in order, on one stream
+//         "launches": [{"function", "blocks", "threads", "shared_bytes"}],  // in order, on
+//                                                   // one stream; shared_bytes: dynamic
 //         "scratch_bytes": N }]
 // Each launch's arguments: the kernel's inputs, then its outputs (device pointers at their
 // locations), then the scratch buffer. A "cublas" kernel has one launch instead,

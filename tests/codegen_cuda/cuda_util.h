@@ -23,24 +23,28 @@
 
 namespace orch::codegen {
 
-/// One kernel to check: its text, the random-input seed, an optional tile config.
+/// One kernel to check: its text, the random-input seed, an optional tile config and the
+/// shared memory a block may use.
 struct CudaCase {
   std::string name;
   Graph graph;
   uint64_t seed = 1;
   std::optional<schedule::GpuTileConfig> config;
+  int64_t shared_limit = kCudaDefaultSharedLimit;
 };
 
 inline CudaCase cuda_case(std::string name, std::string_view text, uint64_t seed = 1) {
-  return {std::move(name), parse_graph(text), seed, std::nullopt};
+  return {std::move(name), parse_graph(text), seed, std::nullopt, kCudaDefaultSharedLimit};
 }
 
-/// The fastest legal tile config of `g` on the shipped H200 description.
+/// The fastest legal tile config of `g` on the shipped H200 description, as the stitcher picks
+/// it (the model priced in the code's form).
 inline schedule::GpuTileConfig best_h200_config(const Graph& g) {
   static const schedule::GpuMachine h200 =
       schedule::load_gpu(std::string(ORCH_SOURCE_DIR) + "/machines/h200.json");
   schedule::TileGraph tg = schedule::make_tile_graph(g);
-  std::vector<schedule::ScoredGpuConfig> configs = schedule::gpu_configs(tg, h200, 1);
+  std::vector<schedule::ScoredGpuConfig> configs =
+      schedule::gpu_configs(tg, h200, 1, cuda_tile_form(g, tg));
   EXPECT_FALSE(configs.empty());
   return configs.empty() ? schedule::GpuTileConfig{} : configs[0].config;
 }
@@ -62,7 +66,8 @@ inline std::vector<std::string> cuda_check(const std::vector<CudaCase>& cases, d
   std::vector<CudaKernelSource> sources;
   for (size_t i = 0; i < cases.size(); ++i)
     sources.push_back(cuda_kernel_source(cases[i].graph, fmt::format("k{}", i),
-                                         cases[i].config ? &*cases[i].config : nullptr));
+                                         cases[i].config ? &*cases[i].config : nullptr,
+                                         cases[i].shared_limit));
   std::vector<CudaEmulation> runs;
   for (size_t i = 0; i < cases.size(); ++i)
     runs.push_back(

@@ -85,7 +85,8 @@ TEST(CudaStaging, StagedKernelsMatchTheInterpreter) {
   std::vector<CudaCase> cases = staged_cases();
   for (const CudaCase& c : cases) {
     CudaKernelSource source = cuda_kernel_source(c.graph, "k", &*c.config);
-    EXPECT_NE(source.code.find("__shared__"), std::string::npos) << c.name << " stages nothing";
+    EXPECT_NE(source.code.find("(orch_shared + "), std::string::npos)
+        << c.name << " stages nothing";
     EXPECT_NE(source.code.find("__syncthreads();"), std::string::npos) << c.name;
   }
   expect_all_match(cases, 1e-4);
@@ -175,6 +176,32 @@ TEST(CudaStaging, ReductionsUnderLayoutPermutationsFuseIntoOneLaunch) {
     all.push_back(std::move(tiled));
   }
   expect_all_match(all, 1e-4);
+}
+
+constexpr const char* kWideMatMul = R"(graph g(%a: f32[64,256], %b: f32[256,128]) {
+  %m: f32[64,128] = prim.MatMul(%a, %b)
+  return %m
+})";
+
+// Staging beyond the default 48 KiB per block lies in dynamic shared memory up to the GPU's
+// opt-in limit (an H200's 227 KiB), which the launch asks for; under the default limit the
+// operands stay in memory.
+TEST(CudaStaging, StagingAboveTheDefaultLimitUsesTheOptIn) {
+  CudaCase c = tiled_case("wide matmul", kWideMatMul, {{64, 64}, {4, 4}, 0});
+  EXPECT_EQ(cuda_kernel_source(c.graph, "k", &*c.config).shared_bytes, 0);
+  c.shared_limit = 227 * 1024;
+  CudaKernelSource source = cuda_kernel_source(c.graph, "k", &*c.config, c.shared_limit);
+  // A's 64 rows and B's 64 columns, all 256 of K, rows at an odd pitch:
+  // (64 * 257 + 256 * 65) * 4 bytes.
+  EXPECT_EQ(source.shared_bytes, 132352);
+  ASSERT_EQ(source.launches.size(), 1u);
+  EXPECT_EQ(source.launches[0].shared_bytes, 132352);
+  EXPECT_NE(source.code.find("float* const sh1 = (float*)(orch_shared + 65792);"),
+            std::string::npos)
+      << "B's array does not follow A's";
+  expect_all_match({c}, 1e-4);
+  if (!nvrtc_unavailable().empty()) GTEST_SKIP() << nvrtc_unavailable();
+  EXPECT_EQ(cubin_sm_arch(nvrtc_compile(cuda_prelude() + source.code, "wide.cu", 9, 0).cubin), 90);
 }
 
 // The prologue's relu is computed once per element into shared memory, not per use.

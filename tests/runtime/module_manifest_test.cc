@@ -170,7 +170,8 @@ json cuda_manifest() {
   k["external"] = false;
   k.erase("graph");
   k.erase("weights");
-  k["launches"] = {{{"function", "k0_0_y"}, {"blocks", 1}, {"threads", 6}}};
+  k["launches"] = {
+      {{"function", "k0_0_y"}, {"blocks", 1}, {"threads", 6}, {"shared_bytes", 65536}}};
   k["scratch_bytes"] = 0;
   return m;
 }
@@ -184,6 +185,7 @@ TEST(ModuleManifest, ParsesACudaModule) {
   ASSERT_EQ(layout.launches[0].size(), 1u);
   EXPECT_EQ(layout.launches[0][0].function, "k0_0_y");
   EXPECT_EQ(layout.launches[0][0].threads, 6);
+  EXPECT_EQ(layout.launches[0][0].shared_bytes, 65536);
   EXPECT_FALSE(parse_manifest(small_manifest().dump(), "m.json").cuda);
 }
 
@@ -198,6 +200,8 @@ TEST(ModuleManifest, RejectsDamagedCudaFields) {
       {[](json& m) { m["kernels"][0]["launches"] = json::array(); }, "has no launches"},
       {[](json& m) { m["kernels"][0]["launches"][0]["threads"] = 2048; }, "threads"},
       {[](json& m) { m["kernels"][0]["launches"][0]["blocks"] = 0; }, "blocks"},
+      {[](json& m) { m["kernels"][0]["launches"][0]["shared_bytes"] = -1; }, "shared_bytes"},
+      {[](json& m) { m["kernels"][0]["launches"][0].erase("shared_bytes"); }, "shared_bytes"},
       {[](json& m) { m["kernels"][0]["scratch_bytes"] = 512; }, "more scratch than the module"},
   };
   for (const Case& c : cases) {

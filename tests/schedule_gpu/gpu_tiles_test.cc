@@ -278,9 +278,6 @@ TEST(GpuTiles, IllegalConfigsSayWhy) {
             "4096 threads per block exceed the limit of 1024");
   EXPECT_EQ(reason(kRelu, {{1, 48}, {1, 1}, 0}),
             "48 threads per block are not a whole number of warps of 32");
-  // a [128,256] + b [256,128] floats = 262144 > 232448.
-  EXPECT_EQ(reason(kMatMul, {{128, 128}, {8, 8}, 0}),
-            "262144 bytes of shared memory per block exceed the opt-in limit of 232448");
   // 16 + 16*16 outputs.
   EXPECT_EQ(reason(kMatMul, {{128, 128}, {16, 16}, 32}),
             "an estimated 272 registers per thread exceed the limit of 255");
@@ -289,6 +286,54 @@ TEST(GpuTiles, IllegalConfigsSayWhy) {
             "81920 registers per block exceed the 65536 of an SM");
   Kernel k(kMatMul);
   EXPECT_THROW(analyze(k.tg, h200(), {{64, 64}, {4, 4}, -1}), Error);
+}
+
+// a [128,256] + b [256,128] floats = 262144 bytes, over the 232448 an H200 block may opt in
+// to: a is staged, b is read from memory.
+TEST(GpuTiles, WhatDoesNotFitTheOptInStaysInMemory) {
+  Kernel k(kMatMul);
+  GpuTileCost c = analyze(k.tg, h200(), {{128, 128}, {8, 8}, 0});
+  EXPECT_TRUE(c.legal) << c.reason;
+  EXPECT_TRUE(c.staged[k.id("a")]);
+  EXPECT_FALSE(c.staged[k.id("b")]);
+  EXPECT_EQ(c.shared_bytes, 128 * 256 * 4);
+  EXPECT_FALSE(access(c, k.id("b")).staged);
+}
+
+constexpr const char* kScoresMax = R"(graph main(%q: f32[16,64], %k: f32[64,128]) {
+  %s: f32[16,128] = prim.MatMul(%q, %k)
+  %m: f32[16,1] = prim.Reduce(%s) {axes = [1], kind = "max"}
+  %mb: f32[16,128] = prim.Broadcast(%m) {shape = [16, 128]}
+  %d: f32[16,128] = prim.Elementwise(%s, %mb) {fn = "sub"}
+  %y: f32[16,128] = prim.Elementwise(%d) {fn = "exp"}
+  return %y
+})";
+
+// The form of the generated code: the scores a block computes into shared memory (read by the
+// max and by the root) take their region there; only the stepped reduction's windows move.
+TEST(GpuTiles, TheCodesFormPricesComputedValuesAndItsOneSteppedReduction) {
+  Kernel k(kScoresMax);
+  GpuTileConfig config{{8, 128}, {1, 4}, 0};
+  // q [8,64] and k [64,128] staged for the MatMul, m [8,1] for its broadcast.
+  GpuTileCost plain = analyze(k.tg, h200(), config);
+  EXPECT_EQ(default_form(k.tg).stepped, kNoNode);  // the root is an exp
+  EXPECT_FALSE(plain.staged[k.id("s")]);
+  EXPECT_EQ(plain.shared_bytes, (8 * 64 + 64 * 128 + 8) * 4);
+  GpuKernelForm form;
+  form.computed.assign(k.graph.num_values(), false);
+  form.computed[k.id("s")] = form.computed[k.id("m")] = true;
+  GpuTileCost computed = analyze(k.tg, h200(), config, form);
+  EXPECT_TRUE(computed.staged[k.id("s")]);
+  EXPECT_EQ(computed.shared_bytes, (8 * 64 + 64 * 128 + 8 * 128 + 8) * 4);
+  // Without a stepped reduction a config's reduce step stages whole windows; with the MatMul
+  // stepped, its operands' windows are 16 of K.
+  EXPECT_EQ(analyze(k.tg, h200(), {{8, 128}, {1, 4}, 16}, form).shared_bytes,
+            computed.shared_bytes);
+  form.stepped = k.graph.value(k.id("s")).producer;
+  EXPECT_EQ(analyze(k.tg, h200(), {{8, 128}, {1, 4}, 16}, form).shared_bytes,
+            (8 * 16 + 16 * 128 + 8 * 128 + 8) * 4);
+  for (const ScoredGpuConfig& s : gpu_configs(k.tg, h200(), 20, GpuKernelForm{}))
+    EXPECT_EQ(s.config.reduce_step, 0) << "a reduce step without a stepped reduction";
 }
 
 TEST(GpuTiles, SingleSmallBlockIsLegal) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/cuda/cuda_source.h"
 #include "codegen/resize_taps.h"
 #include "ir/graph.h"
 #include "schedule/gpu/gpu_staging.h"
@@ -183,20 +184,17 @@ std::string shuffle_combine(const Graph& g, const Node& reduce, int64_t lanes);
 /// Whether warp shuffles move an accumulator of `dtype` (f32, f64, i32, i64).
 bool shuffled(DType dtype);
 
-/// Shared memory a block may declare statically (without the opt-in of dynamic shared memory).
-inline constexpr int64_t kMaxStaticShared = 48 * 1024;
-
 /// Threads of a warp.
 inline constexpr int64_t kWarp = 32;
 
 /// What a block of the root phase holds in shared memory: `once` before its thread tiles (after
 /// the block index b0.. is defined), `per_step` at the start of each reduce step (after the step
-/// index ks0.. is defined). A staged value is copied cooperatively into a __shared__ array, a
-/// computed one reduced into it by groups of lanes; a barrier follows each, and the value's
-/// home becomes that array.
+/// index ks0.. is defined). A staged value is copied cooperatively into an array of the block's
+/// dynamic shared memory (orch_shared, laid out from offset 0), a computed one reduced into it
+/// by groups of lanes; a barrier follows each, and the value's home becomes that array.
 struct StagedCode {
   std::string once, per_step;
-  int64_t bytes = 0;  // of the __shared__ arrays
+  int64_t bytes = 0;  // of orch_shared the arrays use
 };
 
 /// The values computing `v` (its defining node) reads: its inputs, and those of every value it
@@ -214,19 +212,19 @@ std::vector<bool> block_candidates(const schedule::TileGraph& tg,
 /// The candidates the root phase computes, given the config's `regions` (staged_regions with
 /// the candidates): each needs a region that does not move with a reduce step, no phase of its
 /// own may read it (every materialized value reading it is computed too), and their arrays fit
-/// kMaxStaticShared together, readers chosen first. `homes` gives every materialized value a
-/// home that is not inline.
+/// `shared_limit` bytes together, readers chosen first. `homes` gives every materialized value
+/// a home that is not inline.
 std::vector<bool> computed_values(const Graph& kernel, const std::vector<bool>& candidates,
                                   const std::vector<bool>& materialized,
                                   const std::vector<schedule::StagedRegion>& regions,
-                                  const std::vector<ValueHome>& homes);
+                                  const std::vector<ValueHome>& homes, int64_t shared_limit);
 
 /// The code of the root phase's shared memory for `regions`: the `computed` values
 /// (computed_values) computed by the block's `threads`, then the staged regions the phase reads
-/// copied, within kMaxStaticShared bytes in all (the rest stays in memory).
+/// copied, within `shared_limit` bytes in all (the rest stays in memory).
 StagedCode stage_regions(const schedule::TileGraph& tg,
                          const std::vector<schedule::StagedRegion>& regions,
-                         const std::vector<bool>& computed, int threads,
+                         const std::vector<bool>& computed, int threads, int64_t shared_limit,
                          std::vector<ValueHome>& homes, Globals& globals);
 
 /// `text` with every non-empty line indented by `spaces`.
@@ -241,7 +239,7 @@ struct Phase {
   std::string code;
   int64_t blocks = 1;
   int threads = 1;
-  int64_t shared_bytes = 0;  // static shared memory of a block
+  int64_t shared_bytes = 0;  // dynamic shared memory of a block
 };
 
 /// What a root phase's block does besides its thread tiles: the one reduction they accumulate
@@ -249,14 +247,16 @@ struct Phase {
 struct RootPlan {
   NodeId reduction = kNoNode;
   std::vector<schedule::StagedRegion> regions;
-  std::vector<bool> computed;  // per value
+  std::vector<bool> computed;                      // per value
+  int64_t shared_limit = kCudaDefaultSharedLimit;  // bytes of shared memory a block may use
 };
 
-/// The root's plan under `config`; the values it computes lose their phase (`materialized`).
-/// `homes` has every materialized value in memory.
+/// The root's plan under `config`, its block using at most `shared_limit` bytes of shared
+/// memory; the values it computes lose their phase (`materialized`). `homes` has every
+/// materialized value in memory.
 RootPlan plan_root(const Graph& kernel, const schedule::TileGraph& tg,
-                   const schedule::GpuTileConfig& config, std::vector<bool>& materialized,
-                   const std::vector<ValueHome>& homes);
+                   const schedule::GpuTileConfig& config, int64_t shared_limit,
+                   std::vector<bool>& materialized, const std::vector<ValueHome>& homes);
 
 /// The root output's phase under `config`, writing `dest`: one block per block tile, one thread
 /// per thread tile.

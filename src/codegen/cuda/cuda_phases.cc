@@ -146,7 +146,8 @@ std::string root_body(const Graph& kernel, const schedule::TileGraph& tg,
   NodeId reduction = plan.reduction;
   int64_t step = config.reduce_step;
   geo = tiled(kernel.value(root).type.shape, config, reduction != kNoNode);
-  StagedCode staged = stage_regions(tg, plan.regions, plan.computed, geo.threads, homes, globals);
+  StagedCode staged = stage_regions(tg, plan.regions, plan.computed, geo.threads, plan.shared_limit,
+                                    homes, globals);
   geo.shared_bytes = staged.bytes;
   std::vector<std::string> coords = coordinate_names(kernel.value(root).type.shape.size());
   if (reduction == kNoNode) {
@@ -259,9 +260,10 @@ std::string indent(const std::string& text, int spaces) {
 // The root's plan under `config`; the values it computes lose their phase (`materialized`).
 // `homes` has every materialized value in memory.
 RootPlan plan_root(const Graph& kernel, const schedule::TileGraph& tg,
-                   const schedule::GpuTileConfig& config, std::vector<bool>& materialized,
-                   const std::vector<ValueHome>& homes) {
+                   const schedule::GpuTileConfig& config, int64_t shared_limit,
+                   std::vector<bool>& materialized, const std::vector<ValueHome>& homes) {
   RootPlan plan;
+  plan.shared_limit = shared_limit;
   plan.reduction = accumulated_reduction(kernel, tg.root, homes);
   std::vector<bool> candidates = block_candidates(tg, materialized);
   // The code steps only the root's own reduction: without one, a config's reduce step (the
@@ -270,7 +272,8 @@ RootPlan plan_root(const Graph& kernel, const schedule::TileGraph& tg,
   if (plan.reduction == kNoNode) staging.reduce_step = 0;
   NodeId stepped = staging.reduce_step > 0 ? plan.reduction : kNoNode;
   plan.regions = schedule::staged_regions(tg, staging, stepped, candidates);
-  plan.computed = computed_values(kernel, candidates, materialized, plan.regions, homes);
+  plan.computed =
+      computed_values(kernel, candidates, materialized, plan.regions, homes, shared_limit);
   for (ValueId v = 0; v < static_cast<ValueId>(kernel.num_values()); ++v)
     materialized[v] = materialized[v] && !plan.computed[v];
   return plan;

@@ -80,6 +80,9 @@ std::string host_prelude() {
 // Shared arrays are per block; the threads of a block run as fibers of one host thread, and
 // __syncthreads switches to the next (cuda_emulate.cc).
 #define __shared__ static thread_local
+// A block's dynamic shared memory: its arrays lie at offsets of it.
+alignas(16) __shared__ unsigned char orch_shared[)" +
+         std::to_string(kCudaMaxSharedBytes) + R"(];
 static void (*orch_barrier)() = nullptr;
 extern "C" void orch_emulate_set_barrier(void (*barrier)()) { orch_barrier = barrier; }
 static inline void __syncthreads() { orch_barrier(); }
@@ -125,6 +128,7 @@ template <class T> static inline T orch_shfl_xor(T v, int lane_mask) {
 
 std::string cuda_prelude() {
   return "#define ORCH_FN __device__ __forceinline__\n#define ORCH_IN(i, n) (i)\n"
+         "extern __shared__ __align__(16) unsigned char orch_shared[];\n"
          "template <class T> ORCH_FN T orch_shfl_xor(T v, int lane_mask) {\n"
          "  return __shfl_xor_sync(0xffffffffu, v, lane_mask);\n}\n" +
          cuda_impl::helper_functions();

@@ -218,6 +218,18 @@ std::string cuda_reject(const Graph& kernel) {
   return "";
 }
 
+schedule::GpuKernelForm cuda_tile_form(const Graph& kernel, const schedule::TileGraph& tg) {
+  std::vector<bool> materialized = materialized_values(kernel, tg.consumers);
+  // Where the phases put values: every value with a producer is inlined unless it is
+  // materialized or an output, as cuda_kernel_source places them.
+  std::vector<ValueHome> homes(kernel.num_values());
+  for (ValueId v = 0; v < static_cast<ValueId>(kernel.num_values()); ++v)
+    if (materialized[v] || kernel.value(v).producer == kNoNode) homes[v].kind = ValueHome::pointer;
+  for (ValueId v : kernel.outputs()) homes[v].kind = ValueHome::pointer;
+  return {cuda_impl::accumulated_reduction(kernel, tg.root, homes),
+          cuda_impl::block_candidates(tg, materialized)};
+}
+
 CudaKernelShape cuda_kernel_shape(const Graph& kernel) {
   std::vector<bool> materialized = materialized_values(kernel, kernel.consumers());
   CudaKernelShape shape;
@@ -244,7 +256,10 @@ CudaKernelShape cuda_kernel_shape(const Graph& kernel) {
 }
 
 CudaKernelSource cuda_kernel_source(const Graph& kernel, const std::string& prefix,
-                                    const schedule::GpuTileConfig* config) {
+                                    const schedule::GpuTileConfig* config, int64_t shared_limit) {
+  check(shared_limit <= kCudaMaxSharedBytes,
+        "{} bytes of shared memory per block: more than any GPU has ({} at most here)",
+        shared_limit, kCudaMaxSharedBytes);
   std::string reason = cuda_reject(kernel);
   if (!reason.empty()) throw Unsupported(reason);
   std::vector<std::vector<NodeId>> consumers = kernel.consumers();
@@ -286,7 +301,7 @@ CudaKernelSource cuda_kernel_source(const Graph& kernel, const std::string& pref
   cuda_impl::RootPlan plan;
   if (config != nullptr) {
     tg = schedule::make_tile_graph(kernel);
-    plan = cuda_impl::plan_root(kernel, *tg, *config, materialized, homes);
+    plan = cuda_impl::plan_root(kernel, *tg, *config, shared_limit, materialized, homes);
   }
   for (ValueId v = 0; v < static_cast<ValueId>(nv); ++v) {
     if (!materialized[v]) continue;
@@ -320,7 +335,7 @@ CudaKernelSource cuda_kernel_source(const Graph& kernel, const std::string& pref
     bool with_root = std::find(group.begin(), group.end(), root) != group.end();
     int threads = with_root ? root_threads : cuda_impl::kDefaultThreads;
     std::string body;
-    int64_t blocks = 0;
+    int64_t blocks = 0, shared_bytes = 0;
     for (ValueId v : group) {
       cuda_impl::Phase phase =
           v == root ? cuda_impl::root_phase(kernel, *tg, *config, plan, dest[v], homes, globals)
@@ -335,8 +350,9 @@ CudaKernelSource cuda_kernel_source(const Graph& kernel, const std::string& pref
                                 : fmt::format("if (blockIdx.x >= {} && blockIdx.x < {}) {{\n{}}}\n",
                                               blocks, blocks + phase.blocks, indent(code, 2));
       blocks += phase.blocks;
-      out.shared_bytes = std::max(out.shared_bytes, phase.shared_bytes);
+      shared_bytes = std::max(shared_bytes, phase.shared_bytes);
     }
+    out.shared_bytes = std::max(out.shared_bytes, shared_bytes);
     std::string name = fmt::format("{}_{}_{}", prefix, k, sanitize(kernel.value(group[0]).name));
     // The launch's block size as a bound: without it NVRTC may use more registers per thread
     // than a block of that size can have, and the launch would fail on the GPU.
@@ -344,7 +360,7 @@ CudaKernelSource cuda_kernel_source(const Graph& kernel, const std::string& pref
                              threads, name, signature);
     functions += indent(scratch_pointers + body, 2);
     functions += "}\n";
-    out.launches.push_back({name, blocks, threads});
+    out.launches.push_back({name, blocks, threads, shared_bytes});
   }
   out.code = globals.text + functions;
   return out;

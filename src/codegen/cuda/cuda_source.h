@@ -23,11 +23,12 @@
 // memory what it reads with reuse (schedule/gpu/gpu_staging.h), and computes there the
 // materialized reductions no other output reads (a softmax's or layer norm's row statistics:
 // each block the rows its tile needs, groups of lanes per row combined by warp shuffles), which
-// then have no phase of their own: a softmax is one launch. The one reduction it computes at
-// the root's coordinates (a MatMul, Conv or Reduce, perhaps under an epilogue) is accumulated
-// per thread tile element in acc_tile, the reduce loops outside the element loops (a register
-// tile); with a reduce step those loops run a step at a time, each step a barrier and its
-// operands' windows staged. The epilogue then runs on the totals. A phase with several such
+// then have no phase of their own: a softmax is one launch. These arrays lie in the block's
+// dynamic shared memory (orch_shared), up to the GPU's opt-in limit per block, which the launch
+// asks for (CudaLaunch::shared_bytes). The one reduction it computes at the root's coordinates
+// (a MatMul, Conv or Reduce, perhaps under an epilogue) is accumulated per thread tile element
+// in acc_tile, the reduce loops outside the element loops (a register tile); with a reduce step
+// those loops run a step at a time, each step a barrier and its operands' windows staged. The epilogue then runs on the totals. A phase with several such
 // reductions computes them per element, reading memory where staging would need steps.
 //
 // The same source also compiles for the host (cuda_emulate.h), barriers included, which is how
@@ -46,7 +47,9 @@
 
 namespace orch::schedule {
 struct GpuTileConfig;
-}
+struct GpuKernelForm;
+struct TileGraph;
+}  // namespace orch::schedule
 
 namespace orch::codegen {
 
@@ -57,6 +60,9 @@ struct CudaLaunch {
   std::string function;  // the extern "C" __global__ function's name
   int64_t blocks = 0;
   int threads = 0;
+  /// Dynamic shared memory of a block (orch_shared): above 48 KiB the function needs the
+  /// opt-in (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) before it is launched.
+  int64_t shared_bytes = 0;
   std::optional<GemmSpec> gemm;
   std::optional<ConvSpec> conv;
 };
@@ -104,8 +110,14 @@ struct CudaKernelSource {
   std::string code;  // device helpers and the __global__ functions; needs cuda_prelude() first
   std::vector<CudaLaunch> launches;  // in order
   int64_t scratch_bytes = 0;
-  int64_t shared_bytes = 0;  // static shared memory of a block, the most of any launch
+  int64_t shared_bytes = 0;  // dynamic shared memory of a block, the most of any launch
 };
+
+/// Shared memory a block may use without the opt-in: where the target GPU is not given.
+inline constexpr int64_t kCudaDefaultSharedLimit = 48 * 1024;
+/// More shared memory per block than any GPU has (an H200 227 KB): what the host emulation
+/// gives a block, and the most a module may ask for.
+inline constexpr int64_t kCudaMaxSharedBytes = 256 * 1024;
 
 /// "" when the CUDA emitter can generate `kernel`, otherwise why not (shown to users).
 std::string cuda_reject(const Graph& kernel);
@@ -115,10 +127,18 @@ std::string cuda_reject(const Graph& kernel);
 /// kernel's tile graph, schedule::gpu_configs) sets the launch of the root output's phase: one
 /// block per block tile, one thread per thread tile; the other phases of that launch take its
 /// block size, those of other launches (or all, with a null config) 256 threads per block, one
-/// element (or a warp per reduced element) per thread. Throws Unsupported for what cuda_reject
-/// names.
+/// element (or a warp per reduced element) per thread. The root phase's block holds at most
+/// `shared_limit` bytes in shared memory (the target GPU's opt-in limit per block, which the
+/// config was chosen under). Throws Unsupported for what cuda_reject names.
 CudaKernelSource cuda_kernel_source(const Graph& kernel, const std::string& prefix,
-                                    const schedule::GpuTileConfig* config = nullptr);
+                                    const schedule::GpuTileConfig* config = nullptr,
+                                    int64_t shared_limit = kCudaDefaultSharedLimit);
+
+/// What the code of `kernel` (its tile graph `tg`) does under any tile config, for the model to
+/// price (schedule::gpu_configs): the reduction the root's thread tiles accumulate, which a
+/// config's reduce step walks, and the values the root's block computes into shared memory
+/// (block_candidates).
+schedule::GpuKernelForm cuda_tile_form(const Graph& kernel, const schedule::TileGraph& tg);
 
 /// How many launches cuda_kernel_source gives an accepted `kernel` under a tile config and the
 /// scratch they use, without generating the code: what the analytic cost of a candidate needs.

@@ -1,6 +1,6 @@
 // Welder's shared-memory staging in generated CUDA C: before a block computes its thread
-// tiles, its threads copy each staged region (schedule/gpu/gpu_staging.h) into a __shared__
-// array, computing an intermediate on the way, and wait at a barrier.
+// tiles, its threads copy each staged region (schedule/gpu/gpu_staging.h) into an array of the
+// block's dynamic shared memory, computing an intermediate on the way, and wait at a barrier.
 //
 // Example: MatMul f32 [64,32]x[32,64] with block tile 16x16 stages A rows 16*b0.. (16x32) and
 // B columns 16*b1.. (32x16); the dot products then read shA and shB instead of global memory.
@@ -41,19 +41,28 @@ int64_t pitch_of(const schedule::StagedRegion& r, DType dtype) {
   return dtype_size(dtype) == 4 && rows > 1 && row % 2 == 0 ? row + 1 : row;
 }
 
-// Bytes of the array staging `r`.
+// Arrays of shared memory start at multiples of this many bytes: every element type (and a
+// 16-byte vector of them) is aligned.
+constexpr int64_t kSharedAlign = 16;
+
+int64_t aligned(int64_t bytes) {
+  return (bytes + kSharedAlign - 1) / kSharedAlign * kSharedAlign;
+}
+
+// Bytes of shared memory the array staging `r` takes.
 int64_t array_bytes(const schedule::StagedRegion& r, DType dtype) {
   int64_t rows = 1;
   for (size_t j = 0; j + 1 < r.size.size(); ++j) rows *= r.size[j];
-  return rows * pitch_of(r, dtype) * static_cast<int64_t>(dtype_size(dtype));
+  return aligned(rows * pitch_of(r, dtype) * static_cast<int64_t>(dtype_size(dtype)));
 }
 
 // Threads a block has at most.
 constexpr int64_t kMaxThreads = 1024;
 
-// A region's __shared__ array, and a loop over its elements q with their coordinates.
+// A region's array at `offset` bytes of the block's shared memory, and a loop over its elements
+// q with their coordinates.
 struct SharedArray {
-  std::string declare;  // the origin constants and the array
+  std::string declare;  // the origin constants and the array's pointer
   std::string coords;   // statements defining z0.. of element q
   std::string inside;   // whether z0.. lie inside the value
   std::string at;       // the array index of element q
@@ -61,7 +70,7 @@ struct SharedArray {
   ValueHome home;
 };
 
-SharedArray shared_array(const Graph& kernel, const schedule::StagedRegion& r) {
+SharedArray shared_array(const Graph& kernel, const schedule::StagedRegion& r, int64_t offset) {
   ValueId v = r.value;
   const TensorType& type = kernel.value(v).type;
   SharedArray a;
@@ -79,8 +88,8 @@ SharedArray shared_array(const Graph& kernel, const schedule::StagedRegion& r) {
   a.elements = 1;
   for (int64_t s : r.size) a.elements *= s;
   int64_t row = r.size.empty() ? 1 : r.size.back(), pitch = pitch_of(r, type.dtype);
-  a.declare += fmt::format("__shared__ {} {}[{}];\n", storage_type(type.dtype), name,
-                           a.elements / row * pitch);
+  a.declare += fmt::format("{0}* const {1} = ({0}*)(orch_shared + {2});\n",
+                           storage_type(type.dtype), name, offset);
   int64_t stride = 1;
   for (size_t j = r.size.size(); j-- > 0;) {
     a.coords =
@@ -102,11 +111,11 @@ std::vector<std::string> z_names(size_t rank) {
   return z;
 }
 
-// The block's threads copy region `r` of its value into a shared array.
-std::string stage(const Graph& kernel, const schedule::StagedRegion& r,
+// The block's threads copy region `r` of its value into a shared array at `offset`.
+std::string stage(const Graph& kernel, const schedule::StagedRegion& r, int64_t offset,
                   std::vector<ValueHome>& homes, Globals& globals) {
   DType dtype = kernel.value(r.value).type.dtype;
-  SharedArray a = shared_array(kernel, r);
+  SharedArray a = shared_array(kernel, r, offset);
   PhaseEmitter emitter(kernel, homes, globals);
   std::string value = emitter.read(r.value, z_names(r.size.size()));
   if (dtype == DType::boolean) value = fmt::format("({}) ? 1 : 0", value);
@@ -133,21 +142,21 @@ int64_t group_size(int64_t threads, int64_t elements, int64_t volume, DType acc)
 
 // Bytes of the array a group wider than a warp combines its warps' partials in.
 int64_t partials_bytes(int64_t threads) {
-  return threads / kWarp * 8;
+  return aligned(threads / kWarp * 8);
 }
 
-// The block computes region `r` of a reduction's result into a shared array: groups of lanes
-// (group_size) take its elements in turn, each lane accumulating every g-th term of the
+// The block computes region `r` of a reduction's result into a shared array at `offset`: groups
+// of lanes (group_size) take its elements in turn, each lane accumulating every g-th term of the
 // flattened reduction; shuffles combine a warp's lanes, and a group wider than a warp adds its
-// warps' partials through shared memory. Every thread runs the same trip count, as shuffles and
-// barriers need.
+// warps' partials through shared memory (an array after the region's). Every thread runs the
+// same trip count, as shuffles and barriers need.
 std::string compute(const Graph& kernel, const schedule::TileGraph& tg,
-                    const schedule::StagedRegion& r, int threads, std::vector<ValueHome>& homes,
-                    Globals& globals) {
+                    const schedule::StagedRegion& r, int threads, int64_t offset,
+                    std::vector<ValueHome>& homes, Globals& globals) {
   ValueId v = r.value;
   NodeId p = kernel.value(v).producer;
   const Node& reduce = kernel.node(p);
-  SharedArray a = shared_array(kernel, r);
+  SharedArray a = shared_array(kernel, r, offset);
   FlatReduce flat = flat_reduce(tg.maps[p]->reduce_extents);
   int64_t volume = flat.volume;
   Accumulation sum =
@@ -156,7 +165,8 @@ std::string compute(const Graph& kernel, const schedule::TileGraph& tg,
   std::string code = a.declare;
   std::string partials = fmt::format("pt{}", v);
   if (g > kWarp)
-    code += fmt::format("__shared__ {} {}[{}];\n", sum.type, partials, threads / kWarp);
+    code += fmt::format("{0}* const {1} = ({0}*)(orch_shared + {2});\n", sum.type, partials,
+                        offset + array_bytes(r, kernel.value(v).type.dtype));
   code += fmt::format("for (long long q0 = 0; q0 < {0}; q0 += {1}) {{\n", a.elements, threads / g);
   code += fmt::format("  const long long q = q0 + threadIdx.x / {};\n", g);
   code += fmt::format("  const long long lane = threadIdx.x % {};\n", g);
@@ -238,7 +248,7 @@ std::vector<bool> block_candidates(const schedule::TileGraph& tg,
 std::vector<bool> computed_values(const Graph& kernel, const std::vector<bool>& candidates,
                                   const std::vector<bool>& materialized,
                                   const std::vector<schedule::StagedRegion>& regions,
-                                  const std::vector<ValueHome>& homes) {
+                                  const std::vector<ValueHome>& homes, int64_t shared_limit) {
   size_t nv = kernel.num_values();
   std::vector<const schedule::StagedRegion*> region_of(nv, nullptr);
   for (const schedule::StagedRegion& r : regions) region_of[r.value] = &r;
@@ -251,7 +261,7 @@ std::vector<bool> computed_values(const Graph& kernel, const std::vector<bool>& 
     int64_t need =
         r ? array_bytes(*r, kernel.value(v).type.dtype) + partials_bytes(kMaxThreads) : 0;
     if (candidates[v] && r && !r->stepped() && !needed_in_memory[v] &&
-        bytes + need <= kMaxStaticShared) {
+        bytes + need <= shared_limit) {
       computed[v] = true;
       bytes += need;
       continue;
@@ -265,7 +275,7 @@ std::vector<bool> computed_values(const Graph& kernel, const std::vector<bool>& 
 
 StagedCode stage_regions(const schedule::TileGraph& tg,
                          const std::vector<schedule::StagedRegion>& regions,
-                         const std::vector<bool>& computed, int threads,
+                         const std::vector<bool>& computed, int threads, int64_t shared_limit,
                          std::vector<ValueHome>& homes, Globals& globals) {
   const Graph& kernel = *tg.graph;
   size_t nv = kernel.num_values();
@@ -298,21 +308,24 @@ StagedCode stage_regions(const schedule::TileGraph& tg,
            std::tuple(b->stepped(), after[b->value], order(kernel, b->value));
   });
   StagedCode code;
-  for (const schedule::StagedRegion* r : computing)
+  std::vector<int64_t> computed_at;  // offsets of the computed arrays, laid out first
+  for (const schedule::StagedRegion* r : computing) {
+    computed_at.push_back(code.bytes);
     code.bytes += array_bytes(*r, kernel.value(r->value).type.dtype) + partials_bytes(threads);
+  }
   // Computed after the copies they may read, before those that read them.
   bool placed = false;
   auto place_computed = [&] {
-    for (const schedule::StagedRegion* r : computing)
-      code.once += compute(kernel, tg, *r, threads, homes, globals);
+    for (size_t i = 0; i < computing.size(); ++i)
+      code.once += compute(kernel, tg, *computing[i], threads, computed_at[i], homes, globals);
     placed = true;
   };
   for (const schedule::StagedRegion* r : copies) {
     int64_t need = array_bytes(*r, kernel.value(r->value).type.dtype);
-    if (code.bytes + need > kMaxStaticShared) continue;
+    if (code.bytes + need > shared_limit) continue;
     if (!placed && (r->stepped() || after[r->value])) place_computed();
+    (r->stepped() ? code.per_step : code.once) += stage(kernel, *r, code.bytes, homes, globals);
     code.bytes += need;
-    (r->stepped() ? code.per_step : code.once) += stage(kernel, *r, homes, globals);
   }
   if (!placed) place_computed();
   return code;

@@ -73,28 +73,53 @@ bool reused(const TileGraph& tg, const Regions& regions, ValueId v) {
   return false;
 }
 
+// Bytes of the values `staged` holds while `stepped` runs a reduce step of `step` (0: whole).
 int64_t shared_bytes(const TileGraph& tg, const Regions& regions, const std::vector<bool>& staged,
-                     int64_t step) {
+                     int64_t step, NodeId stepped) {
   int64_t bytes = 0;
   for (ValueId v = 0; v < static_cast<ValueId>(staged.size()); ++v)
-    if (std::optional<Box> box = staged[v] ? staged_box(tg, regions, v, step) : std::nullopt)
+    if (std::optional<Box> box =
+            staged[v] ? staged_box(tg, regions, v, step, {}, stepped) : std::nullopt)
       bytes += box_elements(*box) * esize_of(*tg.graph, v);
   return bytes;
 }
 
-// `affine`: stages_affinely(tg), asked once per kernel rather than per block tile.
+// Leaves in memory what does not fit `limit` bytes of shared memory, as the generated code lays
+// its arrays out: the computed values first (the last first: readers before what they read),
+// then the staged copies in value order, each kept where it still fits.
+void fit_shared(const TileGraph& tg, const Regions& regions, const GpuKernelForm& form,
+                NodeId stepped, int64_t limit, BlockPlan& plan) {
+  auto computed = [&](ValueId v) {
+    return v < static_cast<ValueId>(form.computed.size()) && form.computed[v];
+  };
+  std::vector<ValueId> order;
+  auto nv = static_cast<ValueId>(plan.staged.size());
+  for (ValueId v = nv; v-- > 0;)
+    if (plan.staged[v] && computed(v)) order.push_back(v);
+  for (ValueId v = 0; v < nv; ++v)
+    if (plan.staged[v] && !computed(v)) order.push_back(v);
+  plan.shared_bytes = 0;
+  for (ValueId v : order) {
+    std::optional<Box> box = staged_box(tg, regions, v, plan.reduce_step, {}, stepped);
+    int64_t need = box ? box_elements(*box) * esize_of(*tg.graph, v) : 0;
+    if (plan.shared_bytes + need <= limit)
+      plan.shared_bytes += need;
+    else
+      plan.staged[v] = false;
+  }
+}
+
+// `affine`: stages_affinely(tg), asked once per kernel rather than per block tile. `step` < 0
+// picks the reduce step.
 BlockPlan plan_block(const TileGraph& tg, const GpuMachine& gpu, const std::vector<int64_t>& block,
-                     int64_t step, bool affine) {
+                     int64_t step, bool affine, const GpuKernelForm& form) {
   const Graph& g = *tg.graph;
   BlockPlan plan;
   plan.tiles = tile_regions(tg, block);
   const Regions& regions = plan.tiles.regions[plan.tiles.interior];
   std::vector<bool> is_output(g.num_values(), false);
   for (ValueId v : g.outputs()) is_output[v] = true;
-  int64_t max_extent = 0;
   for (NodeId n = 0; n < static_cast<NodeId>(g.num_nodes()); ++n) {
-    if (tg.maps[n])
-      for (int64_t e : tg.maps[n]->reduce_extents) max_extent = std::max(max_extent, e);
     ValueId out = g.node(n).outputs[0];
     const OpSchema* schema = find_op(g.node(n).op);
     // A Linear primitive's reduction is a multiply-add per step: two FLOPs.
@@ -107,6 +132,8 @@ BlockPlan plan_block(const TileGraph& tg, const GpuMachine& gpu, const std::vect
   // The generated code stages only where regions move affinely (gpu_staging.h); elsewhere
   // every value is read from memory, and so it is modeled.
   plan.staged = affine ? staged_values(tg, regions) : std::vector<bool>(g.num_values(), false);
+  for (ValueId v = 0; v < static_cast<ValueId>(form.computed.size()); ++v)
+    plan.staged[v] = plan.staged[v] || (affine && form.computed[v] && regions[v]);
   for (ValueId v = 0; v < static_cast<ValueId>(g.num_values()); ++v) {
     const Value& value = g.value(v);
     if (!regions[v] || immediate(value) || is_output[v]) continue;
@@ -118,19 +145,24 @@ BlockPlan plan_block(const TileGraph& tg, const GpuMachine& gpu, const std::vect
   // The longest reduce step whose staging fits the default per-block shared memory: fewer
   // steps mean fewer block-wide barriers, and the default limit leaves room for more blocks
   // per SM. No step shorter than a sector's worth of elements (shorter rows waste sectors).
+  // Only form.stepped is walked a step at a time; without it every window is whole.
+  NodeId stepped = form.stepped != kNoNode && tg.maps[form.stepped] ? form.stepped : kNoNode;
   int64_t min_step = std::max<int64_t>(gpu.sector_bytes / esize_of(g, tg.root), 1);
-  plan.reduce_step = step;
-  if (step < 0) {
+  plan.reduce_step = stepped == kNoNode ? 0 : step;
+  if (step < 0 && stepped != kNoNode) {
     plan.reduce_step = 0;
-    if (shared_bytes(tg, regions, plan.staged, 0) > gpu.shared_per_block) {
+    int64_t max_extent = 0;
+    for (int64_t e : tg.maps[stepped]->reduce_extents) max_extent = std::max(max_extent, e);
+    if (shared_bytes(tg, regions, plan.staged, 0, stepped) > gpu.shared_per_block) {
       int64_t s = 1;
       while (s * 2 < max_extent) s *= 2;
-      while (s > min_step && shared_bytes(tg, regions, plan.staged, s) > gpu.shared_per_block)
+      while (s > min_step &&
+             shared_bytes(tg, regions, plan.staged, s, stepped) > gpu.shared_per_block)
         s /= 2;
       if (s >= min_step) plan.reduce_step = s;
     }
   }
-  plan.shared_bytes = shared_bytes(tg, regions, plan.staged, plan.reduce_step);
+  fit_shared(tg, regions, form, stepped, gpu.shared_per_block_optin, plan);
   return plan;
 }
 
@@ -162,9 +194,6 @@ std::string illegal(const GpuMachine& gpu, const GpuTileCost& c) {
   if (c.threads % gpu.warp_size != 0 && c.blocks > 1)
     return fmt::format("{} threads per block are not a whole number of warps of {}", c.threads,
                        gpu.warp_size);
-  if (c.shared_bytes > gpu.shared_per_block_optin)
-    return fmt::format("{} bytes of shared memory per block exceed the opt-in limit of {}",
-                       c.shared_bytes, gpu.shared_per_block_optin);
   if (c.registers > gpu.max_registers_per_thread)
     return fmt::format("an estimated {} registers per thread exceed the limit of {}", c.registers,
                        gpu.max_registers_per_thread);
@@ -355,7 +384,19 @@ std::vector<bool> staged_values(const TileGraph& tg, const Regions& regions) {
   return staged;
 }
 
+GpuKernelForm default_form(const TileGraph& tg) {
+  GpuKernelForm form;
+  NodeId p = tg.graph->value(tg.root).producer;
+  if (p != kNoNode && tg.maps[p] && !tg.maps[p]->reduce_extents.empty()) form.stepped = p;
+  return form;
+}
+
 GpuTileCost analyze(const TileGraph& tg, const GpuMachine& gpu, const GpuTileConfig& config) {
+  return analyze(tg, gpu, config, default_form(tg));
+}
+
+GpuTileCost analyze(const TileGraph& tg, const GpuMachine& gpu, const GpuTileConfig& config,
+                    const GpuKernelForm& form) {
   GpuTileCost cost;
   cost.reason = check_shapes(tg.graph->value(tg.root).type.shape, config);
   if (!cost.reason.empty()) {
@@ -364,10 +405,15 @@ GpuTileCost analyze(const TileGraph& tg, const GpuMachine& gpu, const GpuTileCon
   }
   check(config.reduce_step >= 0, "gpu tile config: negative reduce step {}", config.reduce_step);
   return finish(tg, gpu, config,
-                plan_block(tg, gpu, config.block, config.reduce_step, stages_affinely(tg)));
+                plan_block(tg, gpu, config.block, config.reduce_step, stages_affinely(tg), form));
 }
 
 std::vector<ScoredGpuConfig> gpu_configs(const TileGraph& tg, const GpuMachine& gpu, int limit) {
+  return gpu_configs(tg, gpu, limit, default_form(tg));
+}
+
+std::vector<ScoredGpuConfig> gpu_configs(const TileGraph& tg, const GpuMachine& gpu, int limit,
+                                         const GpuKernelForm& form) {
   const Shape& shape = tg.graph->value(tg.root).type.shape;
   std::vector<ScoredGpuConfig> found;
   const int64_t keep = std::max(limit, 0);
@@ -395,7 +441,7 @@ std::vector<ScoredGpuConfig> gpu_configs(const TileGraph& tg, const GpuMachine& 
       if (product(thread) > kMaxThreadElements || threads > gpu.max_threads_per_block ||
           (threads % gpu.warp_size != 0 && blocks > 1))
         continue;
-      if (!plan) plan = plan_block(tg, gpu, block, -1, affine);
+      if (!plan) plan = plan_block(tg, gpu, block, -1, affine, form);
       GpuTileConfig config{block, thread, plan->reduce_step};
       // Once `limit` are kept, a config must beat the slowest of them to be kept.
       double prune_at = static_cast<int64_t>(found.size()) == keep

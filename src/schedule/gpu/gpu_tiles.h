@@ -9,8 +9,9 @@
 //   (fused, recomputed per use). A kernel whose regions need not move affinely with the block
 //   (stages_affinely, gpu_staging.h) stages nothing: the generated code could not.
 // - Legality: threads per block within the limit and a whole number of warps (or a single block
-//   covering the output); shared memory within the opt-in per-block limit; registers within
-//   the per-thread and per-block limits.
+//   covering the output); registers within the per-thread and per-block limits. What would
+//   take shared memory beyond the opt-in limit per block stays in memory, as in the generated
+//   code (computed values first, then staged copies in value order, each where it still fits).
 // - Occupancy: blocks per SM, limited by threads, shared memory, registers and the block limit;
 //   waves = ceil(blocks / (SMs * blocks per SM)).
 // - Shared memory reads: what each warp's thread tiles need of the staged values; larger
@@ -105,8 +106,27 @@ std::vector<std::vector<int64_t>> combinations(const std::vector<std::vector<int
 /// Per-thread register estimate: the thread tile's outputs and accumulators plus addressing.
 constexpr int64_t kBaseRegisters = 16;
 
-/// Analyzes one configuration of `tg` on `gpu`; illegal configurations say why.
+/// What the generated code does with a kernel besides staging what is reused, which the model
+/// prices the same way (codegen::cuda_tile_form says it for a kernel).
+struct GpuKernelForm {
+  /// The one reduction a config's reduce step walks a step at a time (the reduction the root's
+  /// thread tiles accumulate); every other reduction reads its inputs' whole windows. kNoNode:
+  /// none is stepped, and a config's reduce step is 0.
+  NodeId stepped = kNoNode;
+  /// Per value (empty: none): computed by the block into shared memory, its region whole (the
+  /// row statistics of a softmax or a layer norm).
+  std::vector<bool> computed;
+};
+
+/// The form of a kernel whose code is not known: the root's own reduction stepped, if it has
+/// one; nothing computed.
+GpuKernelForm default_form(const TileGraph& tg);
+
+/// Analyzes one configuration of `tg` in `form` (default_form when not given) on `gpu`; illegal
+/// configurations say why.
 GpuTileCost analyze(const TileGraph& tg, const GpuMachine& gpu, const GpuTileConfig& config);
+GpuTileCost analyze(const TileGraph& tg, const GpuMachine& gpu, const GpuTileConfig& config,
+                    const GpuKernelForm& form);
 
 struct ScoredGpuConfig {
   GpuTileConfig config;
@@ -114,11 +134,14 @@ struct ScoredGpuConfig {
 };
 
 /// Legal configurations with power-of-two block and thread tiles (a dim's full extent counts as
-/// a block size too), fastest first by the analytic time, at most `limit`. Thread tiles hold at
-/// most 64 elements (registers); each block tile's regions are computed once. The reduce step
-/// is the whole extent when the staging fits the default 48 KiB per block, otherwise the longest
-/// power of two (at least one sector of elements) that fits it: fewer steps mean fewer barriers,
-/// and the default limit leaves room for several blocks per SM.
+/// a block size too), fastest first by the analytic time, at most `limit`, for a kernel in
+/// `form` (default_form when not given). Thread tiles hold at most 64 elements (registers);
+/// each block tile's regions are computed once. The reduce step of form.stepped is the whole
+/// extent when the shared memory fits the default 48 KiB per block, otherwise the longest power
+/// of two (at least one sector of elements) that fits it: fewer steps mean fewer barriers, and
+/// the default limit leaves room for several blocks per SM.
 std::vector<ScoredGpuConfig> gpu_configs(const TileGraph& tg, const GpuMachine& gpu, int limit);
+std::vector<ScoredGpuConfig> gpu_configs(const TileGraph& tg, const GpuMachine& gpu, int limit,
+                                         const GpuKernelForm& form);
 
 }  // namespace orch::schedule
