@@ -61,11 +61,12 @@ TEST(GpuTiles, MatMulStagesBothOperands) {
   EXPECT_EQ(c.threads, 256);  // (64/4) * (64/4)
   EXPECT_EQ(c.blocks, 16);
   // Every element of a's rows and b's columns is read by 64 outputs: both staged, the whole
-  // reduce at once: a [64,256] + b [256,64] floats.
+  // reduce at once: a [64,256] + b [256,64] floats, each row padded to an odd pitch (bank
+  // conflicts) as the generated code lays it out.
   EXPECT_TRUE(c.staged[k.id("a")]);
   EXPECT_TRUE(c.staged[k.id("b")]);
   EXPECT_FALSE(c.staged[k.id("m")]);
-  EXPECT_EQ(c.shared_bytes, (64 * 256 + 256 * 64) * 4);  // 131072
+  EXPECT_EQ(c.shared_bytes, (64 * 257 + 256 * 65) * 4);  // 132352
   EXPECT_TRUE(c.needs_optin);                            // > 48 KiB, <= 227 KiB
   // 16 base + 4x4 outputs (the output is its own accumulator).
   EXPECT_EQ(c.registers, 16 + 16);
@@ -101,8 +102,8 @@ TEST(GpuTiles, ReduceStepShrinksStaging) {
   Kernel k(kMatMul);
   GpuTileCost c = analyze(k.tg, h200(), {{64, 64}, {4, 4}, 32});
   ASSERT_TRUE(c.legal) << c.reason;
-  // a [64,32] + b [32,64] per step.
-  EXPECT_EQ(c.shared_bytes, (64 * 32 + 32 * 64) * 4);  // 16384
+  // a [64,32] + b [32,64] per step, at odd pitches.
+  EXPECT_EQ(c.shared_bytes, (64 * 33 + 32 * 65) * 4);  // 16768
   EXPECT_FALSE(c.needs_optin);
   // Shared memory allows 233472 / 17408 = 13 blocks; threads only 2048 / 256 = 8.
   EXPECT_EQ(c.blocks_per_sm, 8);
@@ -129,9 +130,9 @@ TEST(GpuTiles, OccupancyLimitedByRegisters) {
   ASSERT_TRUE(c.legal) << c.reason;
   EXPECT_EQ(c.threads, 256);
   EXPECT_EQ(c.registers, 16 + 64);
-  // Threads: 8 blocks; shared (128*32*2*4 = 32768 + 1024): 6; registers: 80 * 32 = 2560 per
-  // warp, 8 warps: 65536 / 20480 = 3.
-  EXPECT_EQ(c.shared_bytes, 32768);
+  // Threads: 8 blocks; shared ((128*33 + 32*129)*4 = 33408 + 1024): 6; registers: 80 * 32 =
+  // 2560 per warp, 8 warps: 65536 / 20480 = 3.
+  EXPECT_EQ(c.shared_bytes, 33408);
   EXPECT_EQ(c.blocks_per_sm, 3);
   EXPECT_EQ(c.occupancy_limit, "registers");
 }
@@ -228,12 +229,13 @@ TEST(GpuTiles, SoftmaxStagesOnlyCrossThreadValues) {
   GpuTileCost c = analyze(k.tg, h200(), {{1, 64}, {1, 2}, 0});
   ASSERT_TRUE(c.legal) << c.reason;
   EXPECT_EQ(c.threads, 32);
-  // The row max and sum are broadcast to the threads of the row: shared memory, one float each.
+  // The row max and sum are broadcast to the threads of the row: shared memory, one float each
+  // in an array of 16 bytes (arrays start aligned).
   // x, exp and the rest are read or computed by the thread that uses them.
   for (const char* staged : {"max", "sum"}) EXPECT_TRUE(c.staged[k.id(staged)]) << staged;
   for (const char* kept : {"x", "bmax", "sub", "exp", "bsum"})
     EXPECT_FALSE(c.staged[k.id(kept)]) << kept;
-  EXPECT_EQ(c.shared_bytes, 8);
+  EXPECT_EQ(c.shared_bytes, 2 * 16);
   EXPECT_EQ(c.registers, 16 + 2);
 }
 
@@ -254,8 +256,8 @@ TEST(GpuTiles, EpilogueAccumulatorStaysInRegisters) {
   EXPECT_TRUE(c.staged[k.id("w")]);
   EXPECT_FALSE(c.staged[k.id("m")]);  // each thread adds the bias to its own sums
   EXPECT_TRUE(c.staged[k.id("r1")]);  // one bias row shared by the 16 rows of the block
-  // a [16,32] + w [32,16] + r1 [1,16] floats.
-  EXPECT_EQ(c.shared_bytes, (16 * 32 + 32 * 16 + 16) * 4);
+  // a [16,32] + w [32,16] at odd pitches + r1 [1,16] floats (one row: no padding).
+  EXPECT_EQ(c.shared_bytes, (16 * 33 + 32 * 17 + 16) * 4);
   // 2x2 outputs and 2x2 MatMul accumulators.
   EXPECT_EQ(c.registers, 16 + 4 * 2);
   // The scalar constant is an immediate: no access.
@@ -288,15 +290,15 @@ TEST(GpuTiles, IllegalConfigsSayWhy) {
   EXPECT_THROW(analyze(k.tg, h200(), {{64, 64}, {4, 4}, -1}), Error);
 }
 
-// a [128,256] + b [256,128] floats = 262144 bytes, over the 232448 an H200 block may opt in
-// to: a is staged, b is read from memory.
+// a [128,256] + b [256,128] floats at odd pitches = 263680 bytes, over the 232448 an H200 block
+// may opt in to: a is staged, b is read from memory.
 TEST(GpuTiles, WhatDoesNotFitTheOptInStaysInMemory) {
   Kernel k(kMatMul);
   GpuTileCost c = analyze(k.tg, h200(), {{128, 128}, {8, 8}, 0});
   EXPECT_TRUE(c.legal) << c.reason;
   EXPECT_TRUE(c.staged[k.id("a")]);
   EXPECT_FALSE(c.staged[k.id("b")]);
-  EXPECT_EQ(c.shared_bytes, 128 * 256 * 4);
+  EXPECT_EQ(c.shared_bytes, 128 * 257 * 4);
   EXPECT_FALSE(access(c, k.id("b")).staged);
 }
 
@@ -314,24 +316,26 @@ constexpr const char* kScoresMax = R"(graph main(%q: f32[16,64], %k: f32[64,128]
 TEST(GpuTiles, TheCodesFormPricesComputedValuesAndItsOneSteppedReduction) {
   Kernel k(kScoresMax);
   GpuTileConfig config{{8, 128}, {1, 4}, 0};
-  // q [8,64] and k [64,128] staged for the MatMul, m [8,1] for its broadcast.
+  // q [8,64] and k [64,128] staged for the MatMul (at odd pitches), m [8,1] for its broadcast.
   GpuTileCost plain = analyze(k.tg, h200(), config);
   EXPECT_EQ(default_form(k.tg).stepped, kNoNode);  // the root is an exp
   EXPECT_FALSE(plain.staged[k.id("s")]);
-  EXPECT_EQ(plain.shared_bytes, (8 * 64 + 64 * 128 + 8) * 4);
+  EXPECT_EQ(plain.shared_bytes, (8 * 65 + 64 * 129 + 8) * 4);
   GpuKernelForm form;
   form.computed.assign(k.graph.num_values(), false);
   form.computed[k.id("s")] = form.computed[k.id("m")] = true;
   GpuTileCost computed = analyze(k.tg, h200(), config, form);
   EXPECT_TRUE(computed.staged[k.id("s")]);
-  EXPECT_EQ(computed.shared_bytes, (8 * 64 + 64 * 128 + 8 * 128 + 8) * 4);
+  // s [8,128] besides, and each computed value's partials: 8 warps of 8 bytes.
+  int64_t partials = 2 * 8 * 8;
+  EXPECT_EQ(computed.shared_bytes, (8 * 65 + 64 * 129 + 8 * 129 + 8) * 4 + partials);
   // Without a stepped reduction a config's reduce step stages whole windows; with the MatMul
   // stepped, its operands' windows are 16 of K.
   EXPECT_EQ(analyze(k.tg, h200(), {{8, 128}, {1, 4}, 16}, form).shared_bytes,
             computed.shared_bytes);
   form.stepped = k.graph.value(k.id("s")).producer;
   EXPECT_EQ(analyze(k.tg, h200(), {{8, 128}, {1, 4}, 16}, form).shared_bytes,
-            (8 * 16 + 16 * 128 + 8 * 128 + 8) * 4);
+            (8 * 17 + 16 * 129 + 8 * 129 + 8) * 4 + partials);
   for (const ScoredGpuConfig& s : gpu_configs(k.tg, h200(), 20, GpuKernelForm{}))
     EXPECT_EQ(s.config.reduce_step, 0) << "a reduce step without a stepped reduction";
 }

@@ -28,8 +28,9 @@
 // asks for (CudaLaunch::shared_bytes). The one reduction it computes at the root's coordinates
 // (a MatMul, Conv or Reduce, perhaps under an epilogue) is accumulated per thread tile element
 // in acc_tile, the reduce loops outside the element loops (a register tile); with a reduce step
-// those loops run a step at a time, each step a barrier and its operands' windows staged. The epilogue then runs on the totals. A phase with several such
-// reductions computes them per element, reading memory where staging would need steps.
+// those loops run a step at a time, each step a barrier and its operands' windows staged. The
+// epilogue then runs on the totals. A phase with several such reductions computes them per
+// element, reading memory where staging would need steps.
 //
 // The same source also compiles for the host (cuda_emulate.h), barriers included, which is how
 // the generated code is checked against the interpreter on machines without a GPU.

@@ -32,28 +32,13 @@ int64_t order(const Graph& kernel, ValueId v) {
   return kernel.value(v).producer == kNoNode ? -1 : kernel.value(v).producer;
 }
 
-// The row pitch of a staged array: a 4-byte type's rows of an even length get one element more,
-// an odd pitch, so that threads reading the same column of different rows (a MatMul operand
-// across a warp's rows) hit different banks of shared memory.
+// The layout of the array staging `r` (schedule::staged_pitch, staged_array_bytes).
 int64_t pitch_of(const schedule::StagedRegion& r, DType dtype) {
-  int64_t row = r.size.empty() ? 1 : r.size.back(), rows = 1;
-  for (size_t j = 0; j + 1 < r.size.size(); ++j) rows *= r.size[j];
-  return dtype_size(dtype) == 4 && rows > 1 && row % 2 == 0 ? row + 1 : row;
+  return schedule::staged_pitch(r.size, static_cast<int64_t>(dtype_size(dtype)));
 }
 
-// Arrays of shared memory start at multiples of this many bytes: every element type (and a
-// 16-byte vector of them) is aligned.
-constexpr int64_t kSharedAlign = 16;
-
-int64_t aligned(int64_t bytes) {
-  return (bytes + kSharedAlign - 1) / kSharedAlign * kSharedAlign;
-}
-
-// Bytes of shared memory the array staging `r` takes.
 int64_t array_bytes(const schedule::StagedRegion& r, DType dtype) {
-  int64_t rows = 1;
-  for (size_t j = 0; j + 1 < r.size.size(); ++j) rows *= r.size[j];
-  return aligned(rows * pitch_of(r, dtype) * static_cast<int64_t>(dtype_size(dtype)));
+  return schedule::staged_array_bytes(r.size, static_cast<int64_t>(dtype_size(dtype)));
 }
 
 // Threads a block has at most.
@@ -138,11 +123,6 @@ int64_t group_size(int64_t threads, int64_t elements, int64_t volume, DType acc)
   int64_t g = 1;
   while (g * 2 * elements <= threads && g * 2 <= volume) g *= 2;
   return g;
-}
-
-// Bytes of the array a group wider than a warp combines its warps' partials in.
-int64_t partials_bytes(int64_t threads) {
-  return aligned(threads / kWarp * 8);
 }
 
 // The block computes region `r` of a reduction's result into a shared array at `offset`: groups
@@ -258,8 +238,9 @@ std::vector<bool> computed_values(const Graph& kernel, const std::vector<bool>& 
   for (ValueId v = static_cast<ValueId>(nv); v-- > 0;) {
     if (!materialized[v]) continue;
     const schedule::StagedRegion* r = region_of[v];
-    int64_t need =
-        r ? array_bytes(*r, kernel.value(v).type.dtype) + partials_bytes(kMaxThreads) : 0;
+    int64_t need = r ? array_bytes(*r, kernel.value(v).type.dtype) +
+                           schedule::partials_bytes(kMaxThreads, kWarp)
+                     : 0;
     if (candidates[v] && r && !r->stepped() && !needed_in_memory[v] &&
         bytes + need <= shared_limit) {
       computed[v] = true;
@@ -311,7 +292,8 @@ StagedCode stage_regions(const schedule::TileGraph& tg,
   std::vector<int64_t> computed_at;  // offsets of the computed arrays, laid out first
   for (const schedule::StagedRegion* r : computing) {
     computed_at.push_back(code.bytes);
-    code.bytes += array_bytes(*r, kernel.value(r->value).type.dtype) + partials_bytes(threads);
+    code.bytes += array_bytes(*r, kernel.value(r->value).type.dtype) +
+                  schedule::partials_bytes(threads, kWarp);
   }
   // Computed after the copies they may read, before those that read them.
   bool placed = false;

@@ -26,7 +26,29 @@ bool affine_channels(const Graph& g, const Node& conv) {
   return group == 1 || g.value(conv.outputs[0]).type.shape[1] == group;
 }
 
+constexpr int64_t kSharedAlign = 16;
+
+int64_t aligned(int64_t bytes) {
+  return (bytes + kSharedAlign - 1) / kSharedAlign * kSharedAlign;
+}
+
 }  // namespace
+
+int64_t staged_pitch(const std::vector<int64_t>& size, int64_t esize) {
+  int64_t row = size.empty() ? 1 : size.back(), rows = 1;
+  for (size_t j = 0; j + 1 < size.size(); ++j) rows *= size[j];
+  return esize == 4 && rows > 1 && row % 2 == 0 ? row + 1 : row;
+}
+
+int64_t staged_array_bytes(const std::vector<int64_t>& size, int64_t esize) {
+  int64_t rows = 1;
+  for (size_t j = 0; j + 1 < size.size(); ++j) rows *= size[j];
+  return aligned(rows * staged_pitch(size, esize) * esize);
+}
+
+int64_t partials_bytes(int64_t threads, int64_t warp_size) {
+  return aligned(threads / warp_size * 8);
+}
 
 bool stages_affinely(const TileGraph& tg) {
   const Graph& g = *tg.graph;

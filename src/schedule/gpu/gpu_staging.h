@@ -33,6 +33,19 @@ struct StagedRegion {
   bool stepped() const;
 };
 
+/// How the generated code lays out a block's shared memory, which the model counts the same way.
+/// The row pitch, in elements, of the array holding a box of `size` elements of `esize` bytes:
+/// a 4-byte type's rows of an even length get one element more, an odd pitch, so that threads
+/// reading the same column of different rows (a MatMul operand across a warp's rows) hit
+/// different banks.
+int64_t staged_pitch(const std::vector<int64_t>& size, int64_t esize);
+/// Bytes the array takes: its rows at that pitch, rounded up to 16 (every array starts aligned
+/// for any element type and a 16-byte vector of them).
+int64_t staged_array_bytes(const std::vector<int64_t>& size, int64_t esize);
+/// Bytes of the array in which a group of lanes wider than a warp combines its warps' partials
+/// (8 bytes per warp of a block of `threads`), which a computed value takes besides its own.
+int64_t partials_bytes(int64_t threads, int64_t warp_size);
+
 /// Whether the regions of every primitive of the kernel move affinely with the block, which the
 /// generated code's staging needs (staged_regions); the GPU tile model stages nothing otherwise.
 bool stages_affinely(const TileGraph& tg);

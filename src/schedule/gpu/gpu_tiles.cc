@@ -52,7 +52,8 @@ struct BlockPlan {
   TileRegions tiles;
   int64_t reduce_step = 0;
   std::vector<bool> staged;  // per value
-  int64_t shared_bytes = 0;  // interior block
+  int64_t shared_bytes = 0;  // interior block, without the computed values' partials
+  int64_t computed = 0;      // values computed into shared memory, each with its partials
   int64_t flops = 0;         // all blocks
   int64_t accumulators = 0;  // 32-bit words per output element kept in registers
 };
@@ -73,22 +74,32 @@ bool reused(const TileGraph& tg, const Regions& regions, ValueId v) {
   return false;
 }
 
+// Bytes of the array holding `v` while `stepped` runs a reduce step of `step` (0: whole), laid
+// out as the generated code lays it out (staged_array_bytes); 0 when no consumer reads it.
+int64_t array_bytes(const TileGraph& tg, const Regions& regions, ValueId v, int64_t step,
+                    NodeId stepped) {
+  std::optional<Box> box = staged_box(tg, regions, v, step, {}, stepped);
+  if (!box) return 0;
+  std::vector<int64_t> size;
+  for (const Interval& i : *box) size.push_back(i.size());
+  return staged_array_bytes(size, esize_of(*tg.graph, v));
+}
+
 // Bytes of the values `staged` holds while `stepped` runs a reduce step of `step` (0: whole).
 int64_t shared_bytes(const TileGraph& tg, const Regions& regions, const std::vector<bool>& staged,
                      int64_t step, NodeId stepped) {
   int64_t bytes = 0;
   for (ValueId v = 0; v < static_cast<ValueId>(staged.size()); ++v)
-    if (std::optional<Box> box =
-            staged[v] ? staged_box(tg, regions, v, step, {}, stepped) : std::nullopt)
-      bytes += box_elements(*box) * esize_of(*tg.graph, v);
+    if (staged[v]) bytes += array_bytes(tg, regions, v, step, stepped);
   return bytes;
 }
 
-// Leaves in memory what does not fit `limit` bytes of shared memory, as the generated code lays
-// its arrays out: the computed values first (the last first: readers before what they read),
-// then the staged copies in value order, each kept where it still fits.
-void fit_shared(const TileGraph& tg, const Regions& regions, const GpuKernelForm& form,
-                NodeId stepped, int64_t limit, BlockPlan& plan) {
+// Leaves in memory what does not fit the opt-in shared memory of a block, as the generated code
+// lays its arrays out: the computed values first (the last first: readers before what they
+// read), each with room for the partials of the largest block, then the staged copies in value
+// order, each kept where it still fits.
+void fit_shared(const TileGraph& tg, const GpuMachine& gpu, const Regions& regions,
+                const GpuKernelForm& form, NodeId stepped, BlockPlan& plan) {
   auto computed = [&](ValueId v) {
     return v < static_cast<ValueId>(form.computed.size()) && form.computed[v];
   };
@@ -99,13 +110,17 @@ void fit_shared(const TileGraph& tg, const Regions& regions, const GpuKernelForm
   for (ValueId v = 0; v < nv; ++v)
     if (plan.staged[v] && !computed(v)) order.push_back(v);
   plan.shared_bytes = 0;
+  int64_t reserve = partials_bytes(gpu.max_threads_per_block, gpu.warp_size), reserved = 0;
   for (ValueId v : order) {
-    std::optional<Box> box = staged_box(tg, regions, v, plan.reduce_step, {}, stepped);
-    int64_t need = box ? box_elements(*box) * esize_of(*tg.graph, v) : 0;
-    if (plan.shared_bytes + need <= limit)
+    int64_t need = array_bytes(tg, regions, v, plan.reduce_step, stepped);
+    int64_t partials = computed(v) ? reserve : 0;
+    if (plan.shared_bytes + reserved + need + partials <= gpu.shared_per_block_optin) {
       plan.shared_bytes += need;
-    else
+      reserved += partials;
+      plan.computed += computed(v) ? 1 : 0;
+    } else {
       plan.staged[v] = false;
+    }
   }
 }
 
@@ -162,7 +177,7 @@ BlockPlan plan_block(const TileGraph& tg, const GpuMachine& gpu, const std::vect
       if (s >= min_step) plan.reduce_step = s;
     }
   }
-  fit_shared(tg, regions, form, stepped, gpu.shared_per_block_optin, plan);
+  fit_shared(tg, gpu, regions, form, stepped, plan);
   return plan;
 }
 
@@ -243,7 +258,8 @@ GpuTileCost finish(const TileGraph& tg, const GpuMachine& gpu, const GpuTileConf
   GpuTileCost cost;
   cost.threads = product(config.block) / product(config.thread);
   cost.blocks = tile_count(shape, config.block);
-  cost.shared_bytes = plan.shared_bytes;
+  cost.shared_bytes =
+      plan.shared_bytes + plan.computed * partials_bytes(cost.threads, gpu.warp_size);
   cost.needs_optin = plan.shared_bytes > gpu.shared_per_block;
   cost.staged = plan.staged;
   cost.flops = plan.flops;
