@@ -260,7 +260,7 @@ GpuTileCost finish(const TileGraph& tg, const GpuMachine& gpu, const GpuTileConf
   cost.blocks = tile_count(shape, config.block);
   cost.shared_bytes =
       plan.shared_bytes + plan.computed * partials_bytes(cost.threads, gpu.warp_size);
-  cost.needs_optin = plan.shared_bytes > gpu.shared_per_block;
+  cost.needs_optin = cost.shared_bytes > gpu.shared_per_block;
   cost.staged = plan.staged;
   cost.flops = plan.flops;
   int64_t words = ceil_div(esize_of(g, tg.root), 4);

@@ -24,9 +24,10 @@
 //   if whole waves ran: a partial wave costs a whole one).
 //
 // Worked example, MatMul f32 [M,K]x[K,N] with K = 256, block tile 64x64, thread tile 4x4, whole
-// reduce: 256 threads; shared memory stages A [64,256] and B [256,64]: (64*256 + 256*64) * 4 =
-// 131072 bytes, over the 48 KiB default but within the 227 KiB opt-in of an H200; with a reduce
-// step of 32, (64*32 + 32*64) * 4 = 16384 bytes.
+// reduce: 256 threads; shared memory stages A [64,256] and B [256,64], each row padded to an odd
+// pitch as the code lays it out (staged_pitch): (64*257 + 256*65) * 4 = 132352 bytes, over the
+// 48 KiB default but within the 227 KiB opt-in of an H200; with a reduce step of 32,
+// (64*33 + 32*65) * 4 = 16768 bytes.
 #pragma once
 
 #include <cstdint>
@@ -67,7 +68,9 @@ struct GlobalAccess {
 struct GpuTileCost {
   int64_t threads = 0;  // per block
   int64_t blocks = 0;
-  int64_t shared_bytes = 0;  // per block, staged values of the interior block
+  /// Per block: the interior block's staged and computed arrays as the code lays them out
+  /// (staged_array_bytes), and each computed value's partials.
+  int64_t shared_bytes = 0;
   bool needs_optin = false;  // shared_bytes exceeds the default per-block limit
   int64_t registers = 0;     // per thread, estimated
   int blocks_per_sm = 0;
