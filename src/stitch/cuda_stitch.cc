@@ -26,11 +26,13 @@ namespace {
 
 // The fastest legal GPU tile config of `kernel` by the analytic model, priced as the generated
 // code runs it (codegen::cuda_tile_form); nullopt when the kernel has no tile graph the configs
-// understand (the generator then uses its default geometry).
+// understand, or a root that runs one warp per element (codegen::cuda_warp_root): the
+// generator then uses its default geometry.
 std::optional<schedule::ScoredGpuConfig> best_config(const Graph& kernel,
                                                      const schedule::GpuMachine& gpu) {
   try {
     schedule::TileGraph tg = schedule::make_tile_graph(kernel);
+    if (codegen::cuda_warp_root(kernel, tg)) return std::nullopt;
     std::vector<schedule::ScoredGpuConfig> configs =
         schedule::gpu_configs(tg, gpu, 1, codegen::cuda_tile_form(kernel, tg));
     if (configs.empty()) return std::nullopt;

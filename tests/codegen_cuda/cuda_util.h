@@ -37,16 +37,25 @@ inline CudaCase cuda_case(std::string name, std::string_view text, uint64_t seed
   return {std::move(name), parse_graph(text), seed, std::nullopt, kCudaDefaultSharedLimit};
 }
 
-/// The fastest legal tile config of `g` on the shipped H200 description, as the stitcher picks
-/// it (the model priced in the code's form).
-inline schedule::GpuTileConfig best_h200_config(const Graph& g) {
-  static const schedule::GpuMachine h200 =
+/// The shipped H200 description.
+inline const schedule::GpuMachine& h200() {
+  static const schedule::GpuMachine gpu =
       schedule::load_gpu(std::string(ORCH_SOURCE_DIR) + "/machines/h200.json");
+  return gpu;
+}
+
+/// The fastest legal tile config of `g` on the H200 and its cost, as the stitcher picks it (the
+/// model priced in the code's form).
+inline schedule::ScoredGpuConfig best_h200(const Graph& g) {
   schedule::TileGraph tg = schedule::make_tile_graph(g);
   std::vector<schedule::ScoredGpuConfig> configs =
-      schedule::gpu_configs(tg, h200, 1, cuda_tile_form(g, tg));
+      schedule::gpu_configs(tg, h200(), 1, cuda_tile_form(g, tg));
   EXPECT_FALSE(configs.empty());
-  return configs.empty() ? schedule::GpuTileConfig{} : configs[0].config;
+  return configs.empty() ? schedule::ScoredGpuConfig{} : configs[0];
+}
+
+inline schedule::GpuTileConfig best_h200_config(const Graph& g) {
+  return best_h200(g).config;
 }
 
 /// "" when tensors agree within |got - want| <= atol + 1e-3 |want| (f32 sums in another order

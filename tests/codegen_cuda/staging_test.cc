@@ -62,8 +62,16 @@ constexpr const char* kMatMulPlusTranspose = R"(graph g(%a: f32[16,20], %b: f32[
   return %y
 })";
 
+// Square: the transpose keeps the shape, and only the coordinates tell the elements apart.
+constexpr const char* kSquareMatMulTransposed = R"(graph g(%a: f32[16,24], %b: f32[24,16]) {
+  %m: f32[16,16] = prim.MatMul(%a, %b)
+  %y: f32[16,16] = prim.Transpose(%m) {perm = [1, 0]}
+  return %y
+})";
+
 std::vector<CudaCase> staged_cases() {
-  return {tiled_case("matmul prologues 16x16", kMatMulPrologues, {{16, 16}, {2, 2}, 0}),
+  return {tiled_case("square matmul transposed", kSquareMatMulTransposed, {{8, 8}, {2, 2}, 0}),
+          tiled_case("matmul prologues 16x16", kMatMulPrologues, {{16, 16}, {2, 2}, 0}),
           tiled_case("matmul prologues 8x32", kMatMulPrologues, {{8, 32}, {1, 4}, 0}),
           tiled_case("batched matmul", kBatchedMatMul, {{1, 8, 8}, {1, 2, 2}, 0}),
           tiled_case("strided conv", kStridedConv, {{1, 4, 4, 4}, {1, 1, 1, 2}, 0}),
@@ -205,6 +213,46 @@ TEST(CudaStaging, StagingAboveTheDefaultLimitUsesTheOptIn) {
 }
 
 // The prologue's relu is computed once per element into shared memory, not per use.
+// The tile model counts the shared memory the code uses, byte for byte, at the config the
+// stitcher picks: the arrays staged_regions lays out (a region grown at an edge block, as an
+// edge Pad's is), only what the root's phase reads (not the operands of a horizontally fused
+// output with a phase of its own), the computed values with their partials.
+TEST(CudaStaging, TheModelPricesTheSharedMemoryTheCodeUses) {
+  std::vector<std::pair<std::string, std::string>> kernels = {
+      {"matmul prologues", kMatMulPrologues},
+      {"strided conv", kStridedConv},
+      {"depthwise conv", kDepthwiseConv},
+      {"softmax", fused_kernel_text("softmax")},
+      {"layernorm", fused_kernel_text("layernorm")},
+      {"matmul bias gelu", fused_kernel_text("matmul_bias_gelu")},
+      {"conv bias relu", fused_kernel_text("conv_bias_relu")},
+      {"edge pad", R"(graph g(%x: f32[1,4,10,10]) {
+  %y: f32[1,4,14,14] = prim.Pad(%x) {mode = "edge", pads = [0, 0, 2, 2, 0, 0, 2, 2]}
+  return %y
+})"},
+      {"relu beside a convolution",
+       R"(graph g(%x: f32[1,8,16,16], %w: f32[8,8,3,3], %y: f32[1,8,16,16]) {
+  %r: f32[1,8,16,16] = prim.Elementwise(%y) {fn = "relu"}
+  %c: f32[1,8,16,16] = prim.Conv(%x, %w) {dilations = [1, 1], group = 1, pads = [1, 1, 1, 1], strides = [1, 1]}
+  return %r, %c
+})"},
+      {"a convolution beside a relu",
+       R"(graph g(%x: f32[1,8,16,16], %w: f32[8,8,3,3], %y: f32[1,8,16,16]) {
+  %c: f32[1,8,16,16] = prim.Conv(%x, %w) {dilations = [1, 1], group = 1, pads = [1, 1, 1, 1], strides = [1, 1]}
+  %r: f32[1,8,16,16] = prim.Elementwise(%y) {fn = "relu"}
+  return %c, %r
+})"}};
+  int64_t staging = 0;
+  for (const auto& [name, text] : kernels) {
+    Graph g = parse_graph(text);
+    schedule::ScoredGpuConfig best = best_h200(g);
+    CudaKernelSource ks = cuda_kernel_source(g, "k", &best.config, h200().shared_per_block_optin);
+    EXPECT_EQ(best.cost.shared_bytes, ks.shared_bytes) << name;
+    staging += ks.shared_bytes > 0 ? 1 : 0;
+  }
+  EXPECT_GE(staging, 6);  // most of them stage something
+}
+
 TEST(CudaStaging, ComputedOperandsAreStagedOnce) {
   Graph g = parse_graph(kMatMulPrologues);
   schedule::GpuTileConfig config{{16, 16}, {2, 2}, 0};

@@ -87,13 +87,13 @@ std::string combine(const Graph& g, const Node& n, const std::string& acc, const
 Accumulation accumulate(const Graph& kernel, ValueId v, NodeId r, const std::string& acc,
                         const std::vector<std::string>& vars,
                         const std::vector<std::string>& coords, std::vector<ValueHome> homes,
-                        Globals& globals) {
+                        Globals& globals, const std::vector<std::string>& total_coords) {
   const Node& reduce = kernel.node(r);
   ValueId total = reduce.outputs[0];
   Accumulation a;
   PhaseEmitter term(kernel, homes, globals);
   term.accumulate_into(total, acc, vars);
-  term.compute(total, coords);
+  term.compute(total, total_coords.empty() ? coords : total_coords);
   a.type = value_type(kernel.value(reduce.inputs[0]).type.dtype);
   a.init = initial_value(kernel, reduce);
   a.term = term.code();

@@ -163,11 +163,11 @@ struct Accumulation {
 
 /// Reduction node `r` accumulated into `acc` with its reduce axes the caller's `vars` (C
 /// expressions, in its index map's order), and the epilogue computing `v` (at `coords`) from its
-/// total.
+/// total; the total's element is `total_coords` (empty: `coords`, the total shaped as v).
 Accumulation accumulate(const Graph& kernel, ValueId v, NodeId r, const std::string& acc,
                         const std::vector<std::string>& vars,
                         const std::vector<std::string>& coords, std::vector<ValueHome> homes,
-                        Globals& globals);
+                        Globals& globals, const std::vector<std::string>& total_coords = {});
 
 /// A reduction's terms indexed by one flat variable `rr`, the last axis fastest: the C
 /// expression of each reduce axis of `extents` (accumulate's `vars`), and the volume rr spans.
@@ -201,6 +201,12 @@ struct StagedCode {
 /// computes itself, which `through` marks (per value).
 std::vector<bool> values_read(const Graph& kernel, ValueId v, const std::vector<bool>& through);
 
+/// The values the phase of `root` reads (values_read through the inlined `homes`), and those
+/// the values `computed` marks read: what its block may stage.
+std::vector<bool> root_phase_reads(const Graph& kernel, ValueId root,
+                                   const std::vector<bool>& computed,
+                                   const std::vector<ValueHome>& homes);
+
 /// The materialized values the root phase of `tg` could compute per block into shared memory,
 /// instead of a phase of their own writing them to scratch (Welder's block-level fusion: the
 /// statistics of a softmax or a layer norm row): results of prim.Reduce, MatMul or Conv with an
@@ -226,6 +232,14 @@ StagedCode stage_regions(const schedule::TileGraph& tg,
                          const std::vector<schedule::StagedRegion>& regions,
                          const std::vector<bool>& computed, int threads, int64_t shared_limit,
                          std::vector<ValueHome>& homes, Globals& globals);
+
+/// The reduction a phase computes one warp per element of `v` (value_phase without a tile
+/// config, and a root the stitcher gives none, cuda_warp_root): the one prim.Reduce it computes
+/// inline (perhaps under an elementwise epilogue, perhaps reshaped: v's elements are its
+/// elements in row-major order), over the innermost dims of its input (so that a warp's lanes
+/// read consecutive elements) and at least a warp long, on a type warp shuffles move. kNoNode
+/// otherwise: one thread per element.
+NodeId warp_reduction(const Graph& kernel, ValueId v, const std::vector<ValueHome>& homes);
 
 /// `text` with every non-empty line indented by `spaces`.
 std::string indent(const std::string& text, int spaces);
@@ -270,10 +284,22 @@ Phase root_phase(const Graph& kernel, const schedule::TileGraph& tg,
 Phase value_phase(const Graph& kernel, ValueId v, const std::string& dest, int threads,
                   const std::vector<ValueHome>& homes, Globals& globals);
 
+/// The one reduction (prim.Reduce, MatMul or Conv) the phase of `v` computes inline, of any
+/// shape: v itself or a value only inlined values between it and v read. kNoNode when the
+/// phase computes none or several.
+NodeId inline_reduction(const Graph& kernel, ValueId v, const std::vector<ValueHome>& homes);
+
+/// Whether every value the phase of `v` computes from reduction `r`'s total (v included) keeps
+/// the total's elements where they are in row-major order: an Elementwise result (or, with
+/// `reshapes`, a Reshape result) with the total's count of elements. A transpose, even one that
+/// keeps the shape, moves them; a broadcast repeats them.
+bool elements_in_order(const Graph& kernel, NodeId r, ValueId v,
+                       const std::vector<ValueHome>& homes, bool reshapes);
+
 /// The one reduction the phase of `v` computes inline at v's coordinates (v itself, or what
-/// only v's elementwise epilogue reads): what a root phase's thread tiles accumulate in
-/// registers (a reduce step at a time under a config with a reduce step), or a warp reduces.
-/// kNoNode when the phase computes none or several.
+/// only v's elementwise epilogue reads, its elements in place: elements_in_order): what a root
+/// phase's thread tiles accumulate in registers (a reduce step at a time under a config with a
+/// reduce step), or a warp reduces. kNoNode when the phase computes none or several.
 NodeId accumulated_reduction(const Graph& kernel, ValueId v, const std::vector<ValueHome>& homes);
 
 }  // namespace orch::codegen::cuda_impl

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <string_view>
 
 #include "codegen/cuda/cuda_impl.h"
 #include "ir/error.h"
@@ -16,6 +17,9 @@ namespace {
 
 constexpr int64_t kWarpReduceMin = 32;  // reduce volume of a phase run one warp per element
 constexpr int64_t kMaxBlocks = 65536;   // of a phase without a tile config (grid-stride loop)
+// A reduction phase's grid below this many blocks (about one per SM of a large GPU: an H200
+// has 132) widens its groups of lanes per element.
+constexpr int64_t kWideGroupBlocks = 128;
 
 // The phase's loops: the element body runs once per element of `shape`, with coordinates
 // o0..o{rank-1} and the row-major flat index `e`.
@@ -27,13 +31,13 @@ struct Geometry {
   int64_t shared_bytes = 0;  // what a block stages
 };
 
-// The coordinates o0.. of the row-major flat index `e` into `shape`.
-std::string coordinates_of_e(const Shape& shape) {
+// The coordinates o0.. (`name`0..) of the row-major flat index `e` into `shape`.
+std::string coordinates_of_e(const Shape& shape, std::string_view name = "o") {
   int64_t stride = 1;
   std::string coords;
   for (size_t d = shape.size(); d-- > 0;) {
     std::string q = stride == 1 ? "e" : fmt::format("(e / {})", stride);
-    coords = fmt::format("  const long long o{} = {};\n", d,
+    coords = fmt::format("  const long long {}{} = {};\n", name, d,
                          d == 0 ? q : fmt::format("{} % {}", q, shape[d])) +
              coords;
     stride *= shape[d];
@@ -113,10 +117,10 @@ Geometry tiled(const Shape& shape, const schedule::GpuTileConfig& config, bool t
   return g;
 }
 
-// "o0", "o1", ...: the coordinate variables of a phase's element body.
-std::vector<std::string> coordinate_names(size_t rank) {
+// "o0", "o1", ... (`name`0, ...): the coordinate variables of a phase's element body.
+std::vector<std::string> coordinate_names(size_t rank, std::string_view name = "o") {
   std::vector<std::string> coords;
-  for (size_t d = 0; d < rank; ++d) coords.push_back(fmt::format("o{}", d));
+  for (size_t d = 0; d < rank; ++d) coords.push_back(fmt::format("{}{}", name, d));
   return coords;
 }
 
@@ -186,13 +190,81 @@ std::string root_body(const Graph& kernel, const schedule::TileGraph& tg,
   return code + element_loops(geo, sum.epilogue + store(kernel, root, dest, sum.result));
 }
 
-// The reduction a phase without a tile config computes one warp per element of `v`: the one
-// prim.Reduce it computes at v's coordinates (perhaps under an elementwise epilogue), over the
-// innermost dims of its input (so that a warp's lanes read consecutive elements) and at least a
-// warp long, on a type warp shuffles move. kNoNode otherwise: one thread per element.
+// Lanes reducing one element in a phase of `threads` per block: a warp, widened (doubling, up
+// to the block) while the grid of `n` elements would have fewer than kWideGroupBlocks blocks
+// and each lane keeps a warp's worth of the `volume` terms. A few long sums (Candy's instance
+// norm: 32 of 50176 terms) would otherwise run on a handful of SMs.
+int64_t lanes_per_element(int64_t n, int64_t volume, int threads) {
+  int64_t g = kWarp;
+  while (g * 2 <= threads && (n * g + threads - 1) / threads < kWideGroupBlocks &&
+         volume >= g * 2 * kWarp)
+    g *= 2;
+  return g;
+}
+
+// A phase of `v` whose reduction `r` (warp_reduction) runs a group of lanes per element
+// (lanes_per_element), `threads` (a whole number of warps) per block: each lane accumulates
+// every g-th term of the reduction, five shuffles combine a warp's lanes, a group wider than a
+// warp adds its warps' partials through shared memory, and the group's lane 0 applies the
+// epilogue and stores. A block's groups take consecutive elements, and its trip count is the
+// same for all its threads (shuffles and barriers need every lane).
+std::string warp_phase(const Graph& kernel, ValueId v, NodeId r, const std::string& dest,
+                       int threads, std::vector<ValueHome> homes, Globals& globals, Geometry& geo) {
+  const Shape& shape = kernel.value(v).type.shape;
+  const Node& reduce = kernel.node(r);
+  const Shape& xs = kernel.value(reduce.inputs[0]).type.shape;
+  // The reduce axes are the innermost dims: the lane's flat index rr splits into them.
+  size_t first = xs.size() - attr_ints(reduce.attrs, "axes").size();
+  FlatReduce flat =
+      flat_reduce(std::vector<int64_t>(xs.begin() + static_cast<long>(first), xs.end()));
+  int64_t n = num_elements(shape), g = lanes_per_element(n, flat.volume, threads);
+  int64_t groups = threads / g;
+  geo.threads = threads;
+  geo.blocks = std::min(kMaxBlocks, (n + groups - 1) / groups);
+  // A reshaped total has v's flat index e in its own shape: its coordinates p0.. .
+  const Shape& total = kernel.value(reduce.outputs[0]).type.shape;
+  std::vector<std::string> total_coords;
+  if (total != shape) total_coords = coordinate_names(total.size(), "p");
+  Accumulation sum = accumulate(kernel, v, r, "acc", flat.vars, coordinate_names(shape.size()),
+                                homes, globals, total_coords);
+  std::string code;
+  if (g > kWarp) {
+    geo.shared_bytes = schedule::partials_bytes(threads, kWarp);
+    code += fmt::format("{0}* const pt = ({0}*)orch_shared;\n", sum.type);
+  }
+  code += fmt::format("for (long long w = bx * {0}; w < {1}; w += {2}LL * {0}) {{\n", groups, n,
+                      geo.blocks);
+  code += fmt::format(
+      "  const long long e = w + threadIdx.x / {0};\n  const int lane = threadIdx.x % {0};\n", g);
+  code += coordinates_of_e(shape);
+  if (!total_coords.empty()) code += coordinates_of_e(total, "p");
+  code += fmt::format("  {} acc = {};\n", sum.type, sum.init);
+  code += fmt::format("  if (e < {}) {{\n    for (long long rr = lane; rr < {}; rr += {}) {{\n", n,
+                      flat.volume, g);
+  code += indent(sum.term, 6) + "    }\n  }\n";
+  code += indent(shuffle_combine(kernel, reduce, kWarp), 2);
+  if (g > kWarp) {
+    // Lane 0 of each warp leaves its sum; the group's lane 0 adds its other warps' sums. The
+    // second barrier keeps the next element's sums from overwriting them before.
+    code += fmt::format("  if (threadIdx.x % {} == 0) pt[threadIdx.x / {}] = acc;\n", kWarp, kWarp);
+    code += "  __syncthreads();\n";
+    code +=
+        fmt::format("  if (lane == 0)\n    for (int k = 1; k < {}; ++k) acc = {};\n", g / kWarp,
+                    combine(kernel, reduce, "acc", fmt::format("pt[threadIdx.x / {} + k]", kWarp)));
+    code += "  __syncthreads();\n";
+  }
+  code += fmt::format("  if (e < {} && lane == 0) {{\n", n);
+  code += indent(sum.epilogue + store(kernel, v, dest, sum.result), 4) + "  }\n}\n";
+  return code;
+}
+
+}  // namespace
+
 NodeId warp_reduction(const Graph& kernel, ValueId v, const std::vector<ValueHome>& homes) {
-  NodeId r = accumulated_reduction(kernel, v, homes);
-  if (r == kNoNode || kernel.node(r).op != "prim.Reduce") return kNoNode;
+  NodeId r = inline_reduction(kernel, v, homes);
+  if (r == kNoNode || kernel.node(r).op != "prim.Reduce" ||
+      !elements_in_order(kernel, r, v, homes, true))
+    return kNoNode;
   const Node& n = kernel.node(r);
   const TensorType& in = kernel.value(n.inputs[0]).type;
   if (!shuffled(in.dtype)) return kNoNode;
@@ -206,43 +278,6 @@ NodeId warp_reduction(const Graph& kernel, ValueId v, const std::vector<ValueHom
   }
   return volume >= kWarpReduceMin ? r : kNoNode;
 }
-
-// A phase of `v` whose reduction `r` (warp_reduction) runs one warp per element, `threads` (a
-// whole number of warps) per block: each lane
-// accumulates every 32nd element of the reduction, five shuffles combine the lanes, and lane 0
-// applies the epilogue and stores. A block's warps take consecutive elements, and its trip count
-// is the same for all its threads (shuffles need every lane).
-std::string warp_phase(const Graph& kernel, ValueId v, NodeId r, const std::string& dest,
-                       int threads, std::vector<ValueHome> homes, Globals& globals, Geometry& geo) {
-  const Shape& shape = kernel.value(v).type.shape;
-  int64_t n = num_elements(shape), warps = threads / kWarp;
-  geo.threads = threads;
-  geo.blocks = std::min(kMaxBlocks, (n + warps - 1) / warps);
-  const Node& reduce = kernel.node(r);
-  const Shape& xs = kernel.value(reduce.inputs[0]).type.shape;
-  // The reduce axes are the innermost dims: the lane's flat index rr splits into them.
-  size_t first = xs.size() - attr_ints(reduce.attrs, "axes").size();
-  FlatReduce flat =
-      flat_reduce(std::vector<int64_t>(xs.begin() + static_cast<long>(first), xs.end()));
-  Accumulation sum =
-      accumulate(kernel, v, r, "acc", flat.vars, coordinate_names(shape.size()), homes, globals);
-  std::string code = fmt::format("for (long long w = bx * {0}; w < {1}; w += {2}LL * {0}) {{\n",
-                                 warps, n, geo.blocks);
-  code += fmt::format(
-      "  const long long e = w + threadIdx.x / {0};\n  const int lane = threadIdx.x % {0};\n",
-      kWarp);
-  code += coordinates_of_e(shape);
-  code += fmt::format("  {} acc = {};\n", sum.type, sum.init);
-  code += fmt::format("  if (e < {}) {{\n    for (long long rr = lane; rr < {}; rr += {}) {{\n", n,
-                      flat.volume, kWarp);
-  code += indent(sum.term, 6) + "    }\n  }\n";
-  code += indent(shuffle_combine(kernel, reduce, kWarp), 2);
-  code += fmt::format("  if (e < {} && lane == 0) {{\n", n);
-  code += indent(sum.epilogue + store(kernel, v, dest, sum.result), 4) + "  }\n}\n";
-  return code;
-}
-
-}  // namespace
 
 std::string indent(const std::string& text, int spaces) {
   std::string pad(static_cast<size_t>(spaces), ' '), out;

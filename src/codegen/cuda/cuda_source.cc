@@ -218,16 +218,33 @@ std::string cuda_reject(const Graph& kernel) {
   return "";
 }
 
-schedule::GpuKernelForm cuda_tile_form(const Graph& kernel, const schedule::TileGraph& tg) {
-  std::vector<bool> materialized = materialized_values(kernel, tg.consumers);
-  // Where the phases put values: every value with a producer is inlined unless it is
-  // materialized or an output, as cuda_kernel_source places them.
+namespace {
+
+// The kinds of the homes cuda_kernel_source gives values (their names left out): every value
+// with a producer is inlined unless it is `materialized` or an output.
+std::vector<ValueHome> home_kinds(const Graph& kernel, const std::vector<bool>& materialized) {
   std::vector<ValueHome> homes(kernel.num_values());
   for (ValueId v = 0; v < static_cast<ValueId>(kernel.num_values()); ++v)
     if (materialized[v] || kernel.value(v).producer == kNoNode) homes[v].kind = ValueHome::pointer;
   for (ValueId v : kernel.outputs()) homes[v].kind = ValueHome::pointer;
-  return {cuda_impl::accumulated_reduction(kernel, tg.root, homes),
-          cuda_impl::block_candidates(tg, materialized)};
+  return homes;
+}
+
+}  // namespace
+
+bool cuda_warp_root(const Graph& kernel, const schedule::TileGraph& tg) {
+  std::vector<bool> materialized = materialized_values(kernel, tg.consumers);
+  return cuda_impl::warp_reduction(kernel, tg.root, home_kinds(kernel, materialized)) != kNoNode;
+}
+
+schedule::GpuKernelForm cuda_tile_form(const Graph& kernel, const schedule::TileGraph& tg) {
+  std::vector<bool> materialized = materialized_values(kernel, tg.consumers);
+  std::vector<ValueHome> homes = home_kinds(kernel, materialized);
+  schedule::GpuKernelForm form;
+  form.stepped = cuda_impl::accumulated_reduction(kernel, tg.root, homes);
+  form.computed = cuda_impl::block_candidates(tg, materialized);
+  form.read = cuda_impl::root_phase_reads(kernel, tg.root, form.computed, homes);
+  return form;
 }
 
 CudaKernelShape cuda_kernel_shape(const Graph& kernel) {
@@ -238,10 +255,12 @@ CudaKernelShape cuda_kernel_shape(const Graph& kernel) {
     shape.stored[v] = materialized[v] || kernel.value(v).producer == kNoNode;
   for (ValueId v : kernel.outputs()) shape.stored[v] = true;
   // The root phase computes its candidates per block under the config the stitcher picks,
-  // presumed to hold them (their regions fit shared memory there).
+  // presumed to hold them (their regions fit shared memory there); a warp root has no config.
   try {
-    std::vector<bool> computed =
-        cuda_impl::block_candidates(schedule::make_tile_graph(kernel), materialized);
+    schedule::TileGraph tg = schedule::make_tile_graph(kernel);
+    std::vector<bool> computed = cuda_warp_root(kernel, tg)
+                                     ? std::vector<bool>(kernel.num_values(), false)
+                                     : cuda_impl::block_candidates(tg, materialized);
     for (ValueId v = 0; v < static_cast<ValueId>(kernel.num_values()); ++v)
       materialized[v] = materialized[v] && !computed[v];
   } catch (const Error&) {

@@ -135,6 +135,13 @@ CudaKernelSource cuda_kernel_source(const Graph& kernel, const std::string& pref
                                     const schedule::GpuTileConfig* config = nullptr,
                                     int64_t shared_limit = kCudaDefaultSharedLimit);
 
+/// Whether the root of `kernel` (its tile graph `tg`) is a reduction over innermost dims that
+/// runs one warp per element (coalesced, 32 lanes per sum, as phases without a config run
+/// one), which the stitcher then prefers to any tile config: a config accumulates each element
+/// in one thread, and a few sums over large rows (Candy's instance norm: 32 sums of 50176
+/// terms, the only configs 32 threads or one) would leave nearly every SM idle.
+bool cuda_warp_root(const Graph& kernel, const schedule::TileGraph& tg);
+
 /// What the code of `kernel` (its tile graph `tg`) does under any tile config, for the model to
 /// price (schedule::gpu_configs): the reduction the root's thread tiles accumulate, which a
 /// config's reduce step walks, and the values the root's block computes into shared memory

@@ -210,6 +210,18 @@ std::vector<bool> values_read(const Graph& kernel, ValueId v, const std::vector<
   return read;
 }
 
+std::vector<bool> root_phase_reads(const Graph& kernel, ValueId root,
+                                   const std::vector<bool>& computed,
+                                   const std::vector<ValueHome>& homes) {
+  std::vector<bool> read = read_by(kernel, root, homes);
+  for (ValueId v = 0; v < static_cast<ValueId>(computed.size()); ++v) {
+    if (!computed[v]) continue;
+    std::vector<bool> by = read_by(kernel, v, homes);
+    for (size_t u = 0; u < read.size(); ++u) read[u] = read[u] || by[u];
+  }
+  return read;
+}
+
 std::vector<bool> block_candidates(const schedule::TileGraph& tg,
                                    const std::vector<bool>& materialized) {
   const Graph& kernel = *tg.graph;
@@ -261,12 +273,7 @@ StagedCode stage_regions(const schedule::TileGraph& tg,
   const Graph& kernel = *tg.graph;
   size_t nv = kernel.num_values();
   // What the phase reads: the root's computation and each computed value's.
-  std::vector<bool> read = read_by(kernel, tg.root, homes), after(nv, false);
-  for (ValueId v = 0; v < static_cast<ValueId>(computed.size()); ++v) {
-    if (!computed[v]) continue;
-    std::vector<bool> by = read_by(kernel, v, homes);
-    for (ValueId u = 0; u < static_cast<ValueId>(nv); ++u) read[u] = read[u] || by[u];
-  }
+  std::vector<bool> read = root_phase_reads(kernel, tg.root, computed, homes), after(nv, false);
   std::vector<const schedule::StagedRegion*> copies, computing;
   for (const schedule::StagedRegion& r : regions) {
     if (r.value < static_cast<ValueId>(computed.size()) && computed[r.value]) {
@@ -313,7 +320,7 @@ StagedCode stage_regions(const schedule::TileGraph& tg,
   return code;
 }
 
-NodeId accumulated_reduction(const Graph& kernel, ValueId v, const std::vector<ValueHome>& homes) {
+NodeId inline_reduction(const Graph& kernel, ValueId v, const std::vector<ValueHome>& homes) {
   std::vector<bool> read = read_by(kernel, v, homes);
   read[v] = true;
   NodeId found = kNoNode;
@@ -322,11 +329,37 @@ NodeId accumulated_reduction(const Graph& kernel, ValueId v, const std::vector<V
     if (!read[u] || p == kNoNode || (u != v && homes[u].kind != ValueHome::inline_)) continue;
     const std::string& op = kernel.node(p).op;
     if (op != "prim.Reduce" && op != "prim.MatMul" && op != "prim.Conv") continue;
-    if (found != kNoNode || kernel.value(u).type.shape != kernel.value(v).type.shape)
-      return kNoNode;
+    if (found != kNoNode) return kNoNode;
     found = p;
   }
   return found;
+}
+
+bool elements_in_order(const Graph& kernel, NodeId r, ValueId v,
+                       const std::vector<ValueHome>& homes, bool reshapes) {
+  ValueId total = kernel.node(r).outputs[0];
+  int64_t n = num_elements(kernel.value(total).type.shape);
+  std::vector<bool> read = read_by(kernel, v, homes), from(kernel.num_values(), false);
+  from[total] = true;
+  for (NodeId p = r + 1; p < static_cast<NodeId>(kernel.num_nodes()); ++p) {
+    const Node& node = kernel.node(p);
+    ValueId out = node.outputs[0];
+    if (out != v && !(homes[out].kind == ValueHome::inline_ && read[out])) continue;
+    bool reads = std::any_of(node.inputs.begin(), node.inputs.end(),
+                             [&](ValueId in) { return in != kNoValue && from[in]; });
+    if (!reads) continue;
+    bool in_place = node.op == "prim.Elementwise" || (reshapes && node.op == "prim.Reshape");
+    if (!in_place || num_elements(kernel.value(out).type.shape) != n) return false;
+    from[out] = true;
+  }
+  return from[v];
+}
+
+NodeId accumulated_reduction(const Graph& kernel, ValueId v, const std::vector<ValueHome>& homes) {
+  NodeId r = inline_reduction(kernel, v, homes);
+  bool same_shape = r != kNoNode && kernel.value(kernel.node(r).outputs[0]).type.shape ==
+                                        kernel.value(v).type.shape;
+  return same_shape && elements_in_order(kernel, r, v, homes, false) ? r : kNoNode;
 }
 
 }  // namespace orch::codegen::cuda_impl

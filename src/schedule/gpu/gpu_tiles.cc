@@ -94,17 +94,37 @@ int64_t shared_bytes(const TileGraph& tg, const Regions& regions, const std::vec
   return bytes;
 }
 
+// Whether `form` has the block compute `v` into shared memory.
+bool computed_by(const GpuKernelForm& form, ValueId v) {
+  return v < static_cast<ValueId>(form.computed.size()) && form.computed[v];
+}
+
+// Bytes of the array of each staged value, from the regions the generated code stages
+// (staged_regions: the box any block or step of the config needs, laid out by
+// staged_array_bytes). A value left without one stays in memory, as in the code: its region
+// is not affine at some checked block, or it is computed but moves with the reduce step.
+std::vector<int64_t> array_sizes(const TileGraph& tg, const std::vector<int64_t>& block,
+                                 const GpuKernelForm& form, NodeId stepped, const BlockPlan& plan) {
+  std::vector<int64_t> bytes(plan.staged.size(), 0);
+  if (std::find(plan.staged.begin(), plan.staged.end(), true) == plan.staged.end()) return bytes;
+  GpuTileConfig config{block, {}, plan.reduce_step};
+  for (const StagedRegion& r : staged_regions(tg, config, stepped, form.computed)) {
+    if (plan.staged[r.value] && !(computed_by(form, r.value) && r.stepped()))
+      bytes[r.value] = staged_array_bytes(r.size, esize_of(*tg.graph, r.value));
+  }
+  return bytes;
+}
+
 // Leaves in memory what does not fit the opt-in shared memory of a block, as the generated code
-// lays its arrays out: the computed values first (the last first: readers before what they
-// read), each with room for the partials of the largest block, then the staged copies in value
-// order, each kept where it still fits.
-void fit_shared(const TileGraph& tg, const GpuMachine& gpu, const Regions& regions,
-                const GpuKernelForm& form, NodeId stepped, BlockPlan& plan) {
-  auto computed = [&](ValueId v) {
-    return v < static_cast<ValueId>(form.computed.size()) && form.computed[v];
-  };
-  std::vector<ValueId> order;
+// lays its arrays out (`bytes`, array_sizes): the computed values first (the last first:
+// readers before what they read), each with room for the partials of the largest block, then
+// the staged copies in value order, each kept where it still fits.
+void fit_shared(const GpuMachine& gpu, const GpuKernelForm& form, const std::vector<int64_t>& bytes,
+                BlockPlan& plan) {
+  auto computed = [&](ValueId v) { return computed_by(form, v); };
   auto nv = static_cast<ValueId>(plan.staged.size());
+  for (ValueId v = 0; v < nv; ++v) plan.staged[v] = plan.staged[v] && bytes[v] > 0;
+  std::vector<ValueId> order;
   for (ValueId v = nv; v-- > 0;)
     if (plan.staged[v] && computed(v)) order.push_back(v);
   for (ValueId v = 0; v < nv; ++v)
@@ -112,10 +132,9 @@ void fit_shared(const TileGraph& tg, const GpuMachine& gpu, const Regions& regio
   plan.shared_bytes = 0;
   int64_t reserve = partials_bytes(gpu.max_threads_per_block, gpu.warp_size), reserved = 0;
   for (ValueId v : order) {
-    int64_t need = array_bytes(tg, regions, v, plan.reduce_step, stepped);
     int64_t partials = computed(v) ? reserve : 0;
-    if (plan.shared_bytes + reserved + need + partials <= gpu.shared_per_block_optin) {
-      plan.shared_bytes += need;
+    if (plan.shared_bytes + reserved + bytes[v] + partials <= gpu.shared_per_block_optin) {
+      plan.shared_bytes += bytes[v];
       reserved += partials;
       plan.computed += computed(v) ? 1 : 0;
     } else {
@@ -149,6 +168,9 @@ BlockPlan plan_block(const TileGraph& tg, const GpuMachine& gpu, const std::vect
   plan.staged = affine ? staged_values(tg, regions) : std::vector<bool>(g.num_values(), false);
   for (ValueId v = 0; v < static_cast<ValueId>(form.computed.size()); ++v)
     plan.staged[v] = plan.staged[v] || (affine && form.computed[v] && regions[v]);
+  // The root's phase stages only what it reads; a computed value it computes regardless.
+  for (ValueId v = 0; v < static_cast<ValueId>(form.read.size()); ++v)
+    plan.staged[v] = plan.staged[v] && (form.read[v] || computed_by(form, v));
   for (ValueId v = 0; v < static_cast<ValueId>(g.num_values()); ++v) {
     const Value& value = g.value(v);
     if (!regions[v] || immediate(value) || is_output[v]) continue;
@@ -177,7 +199,7 @@ BlockPlan plan_block(const TileGraph& tg, const GpuMachine& gpu, const std::vect
       if (s >= min_step) plan.reduce_step = s;
     }
   }
-  fit_shared(tg, gpu, regions, form, stepped, plan);
+  fit_shared(gpu, form, array_sizes(tg, block, form, stepped, plan), plan);
   return plan;
 }
 

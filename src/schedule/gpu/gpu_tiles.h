@@ -7,7 +7,10 @@
 //   shared memory, one reduce step at a time; a value each output element reads once goes from
 //   global memory straight to registers, and an intermediate without reuse stays in registers
 //   (fused, recomputed per use). A kernel whose regions need not move affinely with the block
-//   (stages_affinely, gpu_staging.h) stages nothing: the generated code could not.
+//   (stages_affinely, gpu_staging.h) stages nothing: the generated code could not. The arrays
+//   are the code's (staged_regions): a region as large as any block needs it, a value whose
+//   region breaks the affine rule at some block left in memory, and only values the root's
+//   phase reads (GpuKernelForm::read).
 // - Legality: threads per block within the limit and a whole number of warps (or a single block
 //   covering the output); registers within the per-thread and per-block limits. What would
 //   take shared memory beyond the opt-in limit per block stays in memory, as in the generated
@@ -119,6 +122,10 @@ struct GpuKernelForm {
   /// Per value (empty: none): computed by the block into shared memory, its region whole (the
   /// row statistics of a softmax or a layer norm).
   std::vector<bool> computed;
+  /// Per value (empty: every value): read by the root's phase or by what it computes, the only
+  /// values its block stages; a horizontally fused output's inputs are read by a phase of
+  /// their own, which stages nothing.
+  std::vector<bool> read;
 };
 
 /// The form of a kernel whose code is not known: the root's own reduction stepped, if it has
