@@ -42,5 +42,15 @@ TEST(LibraryCall, ASmallConstantOperandIsReadFromMemory) {
   EXPECT_FALSE(library_call_of(g, all, g.outputs(), {.cublas = false, .cudnn = true}).has_value());
 }
 
+// No MatMul or convolution, no call: told before the kernel is extracted again.
+TEST(LibraryCall, AKernelWithoutAMatMulOrAConvolutionHasNone) {
+  Graph g = parse_graph(R"(graph g(%a: f32[4,2]) {
+  %r: f32[4,2] = prim.Elementwise(%a) {fn = "relu"}
+  return %r
+})");
+  std::vector<NodeId> all = {0};
+  EXPECT_FALSE(library_call_of(g, all, g.outputs(), {}).has_value());
+}
+
 }  // namespace
 }  // namespace orch::codegen

@@ -1,6 +1,8 @@
 // Kernels that a vendor library computes in one call (cuda_source.h).
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "codegen/cuda/cuda_source.h"
 #include "codegen/kernel.h"
 #include "ir/error.h"
@@ -38,6 +40,13 @@ std::optional<LibraryCall> library_call(const Graph& kernel, const CudaLibraries
 std::optional<LibraryCall> library_call_of(const Graph& graph, std::span<const NodeId> members,
                                            std::span<const ValueId> outputs,
                                            const CudaLibraries& allowed) {
+  // A call computes a MatMul (cuBLAS) or a convolution (cuDNN): most candidates have neither,
+  // and are not extracted again to find that out (analytic tuning asks every candidate).
+  bool callable = std::any_of(members.begin(), members.end(), [&](NodeId n) {
+    const std::string& op = graph.node(n).op;
+    return (allowed.cublas && op == "prim.MatMul") || (allowed.cudnn && op == "prim.Conv");
+  });
+  if (!callable) return std::nullopt;
   return library_call(
       extract_kernel_with_weight_inputs(graph, members, outputs, kLibraryMinWeightBytes), allowed);
 }
