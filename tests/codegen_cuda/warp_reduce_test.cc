@@ -95,6 +95,27 @@ TEST(CudaWarpReduce, FewLongSumsSpreadOverWiderGroups) {
             std::tuple(13, 256, 0));
 }
 
+// A row reduction beside a tiled root shares its launch and its 96 threads (a block tile of a
+// full extent of 3 rows): groups of lanes must divide the block, so they stay one warp each.
+TEST(CudaWarpReduce, GroupsDivideALaunchOfNinetySixThreads) {
+  CudaCase c =
+      cuda_case("sums beside a 96-thread root", R"(graph g(%a: f32[3,32], %x: f32[2,4096]) {
+  %r: f32[3,32] = prim.Elementwise(%a) {fn = "relu"}
+  %s: f32[2,1] = prim.Reduce(%x) {axes = [1], kind = "sum"}
+  return %r, %s
+})");
+  ASSERT_EQ(schedule::make_tile_graph(c.graph).root, c.graph.outputs()[0]);
+  c.config = schedule::GpuTileConfig{{3, 32}, {1, 1}, 0};
+  std::vector<CudaLaunch> launches = cuda_kernel_source(c.graph, "k", &*c.config).launches;
+  ASSERT_EQ(launches.size(), 1u);
+  // The root's one block tile, then one block of three warps for the two sums, without
+  // partials. (Groups of 64 lanes would leave a partial group of 32 summing half of a row that
+  // another block also writes.)
+  EXPECT_EQ(std::tuple(launches[0].threads, launches[0].blocks, launches[0].shared_bytes),
+            std::tuple(96, 2, 0));
+  expect_all_match({c}, 1e-4);
+}
+
 // A kernel whose root is such a reduction gets no tile config from the stitcher: a config
 // accumulates each element in one thread (an instance norm's 32 sums: one thread or 32).
 TEST(CudaWarpReduce, AReductionRootRunsAsAWarpPhase) {

@@ -190,13 +190,14 @@ std::string root_body(const Graph& kernel, const schedule::TileGraph& tg,
   return code + element_loops(geo, sum.epilogue + store(kernel, root, dest, sum.result));
 }
 
-// Lanes reducing one element in a phase of `threads` per block: a warp, widened (doubling, up
-// to the block) while the grid of `n` elements would have fewer than kWideGroupBlocks blocks
-// and each lane keeps a warp's worth of the `volume` terms. A few long sums (Candy's instance
+// Lanes reducing one element in a phase of `threads` per block: a warp, widened (doubling,
+// while the groups still divide the block: a launch shared with a root phase may have 96
+// threads) while the grid of `n` elements would have fewer than kWideGroupBlocks blocks and
+// each lane keeps a warp's worth of the `volume` terms. A few long sums (Candy's instance
 // norm: 32 of 50176 terms) would otherwise run on a handful of SMs.
 int64_t lanes_per_element(int64_t n, int64_t volume, int threads) {
   int64_t g = kWarp;
-  while (g * 2 <= threads && (n * g + threads - 1) / threads < kWideGroupBlocks &&
+  while (threads % (g * 2) == 0 && (n * g + threads - 1) / threads < kWideGroupBlocks &&
          volume >= g * 2 * kWarp)
     g *= 2;
   return g;
