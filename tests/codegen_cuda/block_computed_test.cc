@@ -102,7 +102,7 @@ TEST(CudaBlockComputed, LanesShareARowWhereThreadsOutnumberRows) {
   schedule::GpuTileConfig row{{1, 64}, {1, 1}, 0};
   code = cuda_kernel_source(g, "k", &row).code;
   EXPECT_NE(code.find("rr += 64"), std::string::npos);
-  EXPECT_NE(code.find("for (int w = 1; w < 2; ++w)"), std::string::npos);
+  EXPECT_NE(code.find("for (int wp = 1; wp < 2; ++wp)"), std::string::npos);
   // 64 threads over 64 rows: a row each.
   code = cuda_kernel_source(g, "k", &whole).code;
   EXPECT_EQ(code.find("orch_shfl_xor"), std::string::npos);

@@ -119,6 +119,20 @@ std::string shuffle_combine(const Graph& g, const Node& reduce, int64_t lanes) {
                      combine(g, reduce, "acc", "orch_shfl_xor(acc, m)"));
 }
 
+std::string group_combine(const Graph& g, const Node& reduce, int64_t lanes,
+                          const std::string& partials) {
+  if (lanes <= 1) return "";
+  std::string code = shuffle_combine(g, reduce, std::min(lanes, kWarp));
+  if (lanes <= kWarp) return code;
+  code += fmt::format("if (threadIdx.x % {} == 0) {}[threadIdx.x / {}] = acc;\n", kWarp, partials,
+                      kWarp);
+  code += "__syncthreads();\n";
+  return code +
+         fmt::format(
+             "if (lane == 0)\n  for (int wp = 1; wp < {}; ++wp) acc = {};\n", lanes / kWarp,
+             combine(g, reduce, "acc", fmt::format("{}[threadIdx.x / {} + wp]", partials, kWarp)));
+}
+
 bool shuffled(DType t) {
   return t == DType::f32 || t == DType::f64 || t == DType::i32 || t == DType::i64;
 }

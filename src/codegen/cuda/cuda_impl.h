@@ -181,6 +181,14 @@ FlatReduce flat_reduce(const std::vector<int64_t>& extents);
 /// consecutive lanes of a warp (a power of two, at most a warp) with xor shuffles.
 std::string shuffle_combine(const Graph& g, const Node& reduce, int64_t lanes);
 
+/// The statements combining `acc` across a group of `lanes` consecutive lanes (a power of two,
+/// up to a block; `lane` is a thread's index in its group): shuffles within each warp, then, for
+/// a group wider than a warp, each warp's lane 0 leaves its total in `partials` (a shared array
+/// of one accumulator per warp of the block) and, after a barrier every thread of the block
+/// reaches, the group's lane 0 adds those of the group's other warps.
+std::string group_combine(const Graph& g, const Node& reduce, int64_t lanes,
+                          const std::string& partials);
+
 /// Whether warp shuffles move an accumulator of `dtype` (f32, f64, i32, i64).
 bool shuffled(DType dtype);
 

@@ -243,17 +243,9 @@ std::string warp_phase(const Graph& kernel, ValueId v, NodeId r, const std::stri
   code += fmt::format("  if (e < {}) {{\n    for (long long rr = lane; rr < {}; rr += {}) {{\n", n,
                       flat.volume, g);
   code += indent(sum.term, 6) + "    }\n  }\n";
-  code += indent(shuffle_combine(kernel, reduce, kWarp), 2);
-  if (g > kWarp) {
-    // Lane 0 of each warp leaves its sum; the group's lane 0 adds its other warps' sums. The
-    // second barrier keeps the next element's sums from overwriting them before.
-    code += fmt::format("  if (threadIdx.x % {} == 0) pt[threadIdx.x / {}] = acc;\n", kWarp, kWarp);
-    code += "  __syncthreads();\n";
-    code +=
-        fmt::format("  if (lane == 0)\n    for (int k = 1; k < {}; ++k) acc = {};\n", g / kWarp,
-                    combine(kernel, reduce, "acc", fmt::format("pt[threadIdx.x / {} + k]", kWarp)));
-    code += "  __syncthreads();\n";
-  }
+  code += indent(group_combine(kernel, reduce, g, "pt"), 2);
+  // The next element's partials must not overwrite these before the group's lane 0 read them.
+  if (g > kWarp) code += "  __syncthreads();\n";
   code += fmt::format("  if (e < {} && lane == 0) {{\n", n);
   code += indent(sum.epilogue + store(kernel, v, dest, sum.result), 4) + "  }\n}\n";
   return code;

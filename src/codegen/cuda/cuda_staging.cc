@@ -156,17 +156,9 @@ std::string compute(const Graph& kernel, const schedule::TileGraph& tg,
   code += fmt::format("  if (live) {{\n    for (long long rr = lane; rr < {}; rr += {}) {{\n",
                       volume, g);
   code += indent(sum.term, 6) + "    }\n  }\n";
-  if (g > 1) code += indent(shuffle_combine(kernel, reduce, std::min(g, kWarp)), 2);
-  if (g > kWarp) {
-    // Lane 0 of the group adds the partials of its g / 32 warps. A group wider than one lane
-    // has g * elements <= threads: the loop runs once and no element overwrites the partials.
-    code += fmt::format("  if (threadIdx.x % {} == 0) {}[threadIdx.x / {}] = acc;\n", kWarp,
-                        partials, kWarp);
-    code += "  __syncthreads();\n";
-    code += fmt::format(
-        "  if (lane == 0)\n    for (int w = 1; w < {}; ++w) acc = {};\n", g / kWarp,
-        combine(kernel, reduce, "acc", fmt::format("{}[threadIdx.x / {} + w]", partials, kWarp)));
-  }
+  // A group wider than one lane has g * elements <= threads: the loop runs once and no
+  // element overwrites the partials.
+  code += indent(group_combine(kernel, reduce, g, partials), 2);
   code += fmt::format("  if (live && lane == 0) {{\n{}    {}[{}] = ({})({});\n  }}\n",
                       indent(sum.epilogue, 4), a.home.name, a.at,
                       storage_type(kernel.value(v).type.dtype), sum.result);

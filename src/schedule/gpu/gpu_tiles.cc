@@ -121,22 +121,21 @@ std::vector<int64_t> array_sizes(const TileGraph& tg, const std::vector<int64_t>
 // the staged copies in value order, each kept where it still fits.
 void fit_shared(const GpuMachine& gpu, const GpuKernelForm& form, const std::vector<int64_t>& bytes,
                 BlockPlan& plan) {
-  auto computed = [&](ValueId v) { return computed_by(form, v); };
   auto nv = static_cast<ValueId>(plan.staged.size());
   for (ValueId v = 0; v < nv; ++v) plan.staged[v] = plan.staged[v] && bytes[v] > 0;
   std::vector<ValueId> order;
   for (ValueId v = nv; v-- > 0;)
-    if (plan.staged[v] && computed(v)) order.push_back(v);
+    if (plan.staged[v] && computed_by(form, v)) order.push_back(v);
   for (ValueId v = 0; v < nv; ++v)
-    if (plan.staged[v] && !computed(v)) order.push_back(v);
+    if (plan.staged[v] && !computed_by(form, v)) order.push_back(v);
   plan.shared_bytes = 0;
   int64_t reserve = partials_bytes(gpu.max_threads_per_block, gpu.warp_size), reserved = 0;
   for (ValueId v : order) {
-    int64_t partials = computed(v) ? reserve : 0;
+    int64_t partials = computed_by(form, v) ? reserve : 0;
     if (plan.shared_bytes + reserved + bytes[v] + partials <= gpu.shared_per_block_optin) {
       plan.shared_bytes += bytes[v];
       reserved += partials;
-      plan.computed += computed(v) ? 1 : 0;
+      plan.computed += computed_by(form, v) ? 1 : 0;
     } else {
       plan.staged[v] = false;
     }
