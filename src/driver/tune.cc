@@ -11,6 +11,7 @@
 #include "driver/tuner.h"
 #include "ir/error.h"
 #include "ir/hash.h"
+#include "ir/parallel.h"
 #include "orchestrate/from_candidates.h"
 #include "profile/roofline.h"
 
@@ -69,7 +70,10 @@ void Tuner::run() {
     check(rejected.empty(), "the CUDA generator cannot compile this model: {}", rejected);
   }
   identify();
+  say(fmt::format("identified {} candidate kernels in {:.1f} s", model_.problem.candidates.size(),
+                  seconds_since(start_)));
   collect_unique();
+  say(fmt::format("{} distinct kernels, {:.1f} s", unique_.size(), seconds_since(start_)));
   if (!options_.analytic) {
     phase_ = "new configurations";
     measure_new_configs();
@@ -110,35 +114,22 @@ void Tuner::identify() {
 }
 
 void Tuner::collect_unique() {
+  // Extraction, hashing and the analytic facts of each kernel on every core: tens of thousands
+  // of candidates on the CNNs, each extracted once to hash and again when first of its kind.
+  const std::vector<Candidate>& candidates = model_.problem.candidates;
+  std::vector<std::string> hashes(candidates.size());
+  parallel_for(candidates.size(), [&](size_t i) {
+    auto [members, outputs] = kernel_parts(model_.graph, candidates[i]);
+    hashes[i] = format_hash(
+        structural_hash(codegen::extract_kernel(model_.graph, members, outputs), false));
+  });
   std::map<std::string, size_t> by_hash;
-  for (size_t i = 0; i < model_.problem.candidates.size(); ++i) {
-    const Candidate& c = model_.problem.candidates[i];
-    auto [members, outputs] = kernel_parts(model_.graph, c);
-    Graph kernel = codegen::extract_kernel(model_.graph, members, outputs);
-    std::string hash = format_hash(structural_hash(kernel, false));
-    auto [it, inserted] = by_hash.emplace(hash, unique_.size());
-    if (inserted) {
-      UniqueKernel u{.hash = hash, .outputs = output_types(kernel), .label = c.label};
-      u.bound_us = gpu_ ? cuda_lower_bound_us(kernel, *gpu_)
-                        : profile::roofline_lower_bound_us(kernel, machine_);
-      if (write_cost())
-        u.write_us =
-            profile::kernel_output_bytes(kernel) / (machine_.levels.back().bandwidth_gbs * 1e3);
-      // Only measured tuning reads it (its kinds and epilogue batches): an analytic CUDA plan
-      // asks cuda_cost_us, which finds the library call itself.
-      u.library =
-          gpu_ ? !options_.analytic && codegen::library_call_of(model_.graph, members, outputs,
-                                                                options_.cuda_libraries)
-                                           .has_value()
-               : codegen::dnnl_backend().reject(kernel).empty();
-      u.kind = kernel_kind(kernel, u.bound_us, u.library);
-      u.primitives = static_cast<int>(c.primitives.size());
-      u.linear = linear_primitives(kernel);
-      u.kernel = std::move(kernel);
-      unique_.push_back(std::move(u));
-    }
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    auto [it, inserted] = by_hash.emplace(hashes[i], unique_.size());
+    if (inserted) unique_.push_back({.hash = hashes[i], .label = candidates[i].label});
     unique_[it->second].candidates.push_back(i);
   }
+  parallel_for(unique_.size(), [&](size_t u) { describe(unique_[u]); });
   unique_of_.resize(model_.problem.candidates.size());
   for (size_t u = 0; u < unique_.size(); ++u)
     for (size_t i : unique_[u].candidates) unique_of_[i] = u;
@@ -158,6 +149,28 @@ void Tuner::collect_unique() {
     });
     if (fallback_tried) tried_fallback_.insert(static_cast<size_t>(&u - unique_.data()));
   }
+}
+
+void Tuner::describe(UniqueKernel& u) const {
+  const Candidate& c = model_.problem.candidates[u.candidates.front()];
+  auto [members, outputs] = kernel_parts(model_.graph, c);
+  Graph kernel = codegen::extract_kernel(model_.graph, members, outputs);
+  u.outputs = output_types(kernel);
+  u.bound_us = gpu_ ? cuda_lower_bound_us(kernel, *gpu_)
+                    : profile::roofline_lower_bound_us(kernel, machine_);
+  if (write_cost())
+    u.write_us =
+        profile::kernel_output_bytes(kernel) / (machine_.levels.back().bandwidth_gbs * 1e3);
+  // Only measured tuning reads it (its kinds and epilogue batches): an analytic CUDA plan
+  // asks cuda_cost_us, which finds the library call itself.
+  u.library = gpu_ ? !options_.analytic && codegen::library_call_of(model_.graph, members, outputs,
+                                                                    options_.cuda_libraries)
+                                               .has_value()
+                   : codegen::dnnl_backend().reject(kernel).empty();
+  u.kind = kernel_kind(kernel, u.bound_us, u.library);
+  u.primitives = static_cast<int>(c.primitives.size());
+  u.linear = linear_primitives(kernel);
+  u.kernel = std::move(kernel);
 }
 
 KernelKind Tuner::kernel_kind(const Graph& kernel, double bound_us, bool library) const {

@@ -112,6 +112,8 @@ struct TuneOptions {
   std::vector<KernelRange> fixed_kernels;
   std::function<void(const TuneProgress&)> progress;  // null: silent
   std::function<void(std::string_view)> warning;      // null: silent
+  /// The steps before measuring starts and analytic tuning's steps, a line each; null: silent.
+  std::function<void(std::string_view)> log;
 };
 
 /// Counts of a tuning run.

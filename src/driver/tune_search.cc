@@ -1,5 +1,7 @@
 #include "driver/tuner.h"
 
+#include <fmt/format.h>
+
 #include "ir/error.h"
 
 namespace orch::driver::tune_detail {
@@ -145,6 +147,8 @@ void Tuner::plan_analytically() {
   }
   model_.stats.converged = false;
   set_costs(Unknown::excluded);
+  say(fmt::format("estimated their costs, {:.1f} s; planning (solver time limit {} s)",
+                  seconds_since(start_), options_.solve_time_limit_s));
   model_.plan = orchestrate(model_.problem, solve_options());
 }
 

@@ -36,6 +36,11 @@ class Tuner {
  private:
   void identify();
   void collect_unique();
+  // Extracts the kernel of u's first candidate and fills in what follows from it alone.
+  void describe(UniqueKernel& u) const;
+  void say(std::string_view line) const {
+    if (options_.log) options_.log(line);
+  }
 
   // TuneOptions::write_cost, which says why only kernels on several threads pay it. Measured
   // tuning only: analytic costs are bounds plus a call cost, for checking code generation.

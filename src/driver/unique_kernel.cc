@@ -13,6 +13,7 @@
 #include "ir/hash.h"
 #include "ir/hash_util.h"
 #include "ir/op_registry.h"
+#include "ir/parallel.h"
 #include "profile/profiler.h"
 #include "stitch/block_shaped.h"
 
@@ -118,11 +119,12 @@ void cost_analytically(std::vector<UniqueKernel>& unique, double call_us) {
 
 void cost_on_gpu(std::vector<UniqueKernel>& unique, const schedule::GpuMachine& gpu,
                  const codegen::CudaLibraries& libraries) {
-  for (UniqueKernel& u : unique) {
+  parallel_for(unique.size(), [&](size_t i) {
+    UniqueKernel& u = unique[i];
     u.known = true;
     u.cost_us = cuda_cost_us(u.kernel, gpu, libraries);
     u.choice = {.backend = "cuda", .config = "", .cost_us = u.cost_us};
-  }
+  });
 }
 
 std::vector<codegen::KernelChoice> unmeasured_choices(

@@ -101,6 +101,12 @@ std::vector<int> greedy_plan(const Columns& columns);
 /// candidates as differences of such states).
 std::vector<int> chain_plan(const Columns& columns, int max_states);
 
+/// A runnable plan from a solution whose columns wait on each other: its columns and those of
+/// the runnable `incumbent`, less those still stuck, less the redundant ones (most expensive
+/// first). Cheaper than the incumbent when the solution's kernels outside its cycles pay off.
+std::vector<int> repaired_plan(const Columns& columns, const std::vector<int>& cyclic,
+                               const std::vector<int>& incumbent);
+
 /// A valid inequality cutting off a cycle: Σ_{k in members} u_k - Σ_{i in outside_writers}
 /// u_i <= |members| - 1 ("all members only if someone outside writes a missing input").
 struct CycleCut {

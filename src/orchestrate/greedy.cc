@@ -124,6 +124,16 @@ std::vector<int> greedy_plan(const Columns& columns) {
   return remove_redundant(columns, std::move(plan));
 }
 
+std::vector<int> repaired_plan(const Columns& columns, const std::vector<int>& cyclic,
+                               const std::vector<int>& incumbent) {
+  std::vector<int> both = cyclic;
+  both.insert(both.end(), incumbent.begin(), incumbent.end());
+  std::sort(both.begin(), both.end());
+  both.erase(std::unique(both.begin(), both.end()), both.end());
+  // The incumbent runs alone, so it runs with more written: only columns of the cycles stay.
+  return remove_redundant(columns, replay(columns, both).order);
+}
+
 namespace {
 
 // Tarjan's strongly connected components over the stuck columns.

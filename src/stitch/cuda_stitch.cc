@@ -3,16 +3,13 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <exception>
-#include <mutex>
 #include <optional>
-#include <thread>
 
 #include "codegen/cuda/cuda_nvrtc.h"
 #include "codegen/cuda/cuda_source.h"
 #include "ir/error.h"
+#include "ir/parallel.h"
 #include "runtime/module_format.h"
 #include "schedule/gpu/gpu_tiles.h"
 #include "stitch/layouter.h"
@@ -50,26 +47,9 @@ std::vector<std::optional<schedule::ScoredGpuConfig>> best_configs(
     const std::vector<std::optional<codegen::LibraryCall>>& calls,
     const schedule::GpuMachine& gpu) {
   std::vector<std::optional<schedule::ScoredGpuConfig>> configs(kernels.size());
-  std::atomic<size_t> next{0};
-  std::exception_ptr error;
-  std::mutex error_mutex;
-  auto work = [&] {
-    for (size_t i = next++; i < kernels.size(); i = next++) {
-      if (calls[i]) continue;
-      try {
-        configs[i] = best_config(kernels[i].graph, gpu);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(error_mutex);
-        if (!error) error = std::current_exception();
-      }
-    }
-  };
-  size_t count = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, kernels.size() + 1);
-  std::vector<std::thread> threads;
-  for (size_t t = 1; t < count; ++t) threads.emplace_back(work);
-  work();
-  for (std::thread& t : threads) t.join();
-  if (error) std::rethrow_exception(error);
+  parallel_for(kernels.size(), [&](size_t i) {
+    if (!calls[i]) configs[i] = best_config(kernels[i].graph, gpu);
+  });
   return configs;
 }
 

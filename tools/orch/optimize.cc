@@ -83,6 +83,7 @@ void run_optimize(const OptimizeArgs& args) {
   options.tune.warning = print_warning;
   if (!args.quiet) {
     options.log = [](std::string_view line) { fmt::print("{}\n", line); };
+    options.tune.log = options.log;
     // Tuning is the long step: a line every 10 measurements and at the end of each round.
     options.tune.progress = [](const driver::TuneProgress& p) {
       if (p.done % 10 == 0 || p.done == p.total)

@@ -44,6 +44,8 @@ driver::TunedModel tune(TuneArgs& args) {
   driver::PipelineOptions pipeline{.import = import_options(args.shapes)};
   Graph graph = driver::primitive_graph(args.model, pipeline);
   args.options.progress = progress_printer(args.quiet);
+  if (!args.quiet)
+    args.options.log = [](std::string_view line) { fmt::print(stderr, "{}\n", line); };
   args.options.warning = print_warning;
   return driver::tune_model(std::move(graph), args.options);
 }

@@ -1,0 +1,62 @@
+// A cyclic solution made runnable with the incumbent's help (orchestrate_detail::repaired_plan).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "orchestrate/columns.h"
+
+namespace orch::orchestrate_detail {
+namespace {
+
+// a1 -> b1 and b2 -> a2 (a1 = 0, a2 = 1, b1 = 2, b2 = 3): the fused {a1, a2} and {b1, b2} wait
+// on each other; the four singletons run in any order.
+OrchestrationProblem crossed_chains() {
+  OrchestrationProblem problem;
+  problem.num_primitives = 4;
+  problem.primitive_inputs = {{}, {3}, {0}, {}};
+  problem.graph_outputs = {1, 2};
+  problem.candidates = {{{0, 1}, {0, 1}, 1, "a"}, {{2, 3}, {2, 3}, 1, "b"}, {{0}, {0}, 10, "a1"},
+                        {{1}, {1}, 10, "a2"},     {{2}, {2}, 10, "b1"},     {{3}, {3}, 10, "b2"}};
+  return problem;
+}
+
+std::vector<std::string> labels(const OrchestrationProblem& problem, const Columns& columns,
+                                const std::vector<int>& chosen) {
+  std::vector<std::string> out;
+  for (int k : chosen) out.push_back(problem.candidates[columns.candidate[k]].label);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(RepairedPlan, KeepsTheCyclicSolutionsKernelsThatRunWithOneSingletonToBreakTheCycle) {
+  OrchestrationProblem problem = crossed_chains();
+  OrchestrateStats stats;
+  Columns columns = build_columns(problem, false, stats);
+  auto column = [&](int candidate) { return columns.column_of_candidate[candidate]; };
+  std::vector<int> cyclic = {column(0), column(1)};
+  ASSERT_FALSE(replay(columns, cyclic).complete(columns));
+  std::vector<int> incumbent = {column(2), column(3), column(4), column(5)};
+  ASSERT_TRUE(replay(columns, incumbent).complete(columns));
+
+  std::vector<int> repaired = repaired_plan(columns, cyclic, incumbent);
+  EXPECT_TRUE(replay(columns, repaired).complete(columns));
+  EXPECT_DOUBLE_EQ(total_cost(columns, repaired), 12);  // the optimum, against 40
+  EXPECT_EQ(labels(problem, columns, repaired), (std::vector<std::string>{"a", "b", "b2"}));
+}
+
+TEST(RepairedPlan, IsNeverWorseThanTheIncumbentWhenTheSolutionHelpsNothing) {
+  OrchestrationProblem problem = crossed_chains();
+  problem.candidates[0].cost_us = 100;  // the fused kernels now cost more than the singletons
+  problem.candidates[1].cost_us = 100;
+  OrchestrateStats stats;
+  Columns columns = build_columns(problem, false, stats);
+  auto column = [&](int candidate) { return columns.column_of_candidate[candidate]; };
+  std::vector<int> incumbent = {column(2), column(3), column(4), column(5)};
+  std::vector<int> repaired = repaired_plan(columns, {column(0), column(1)}, incumbent);
+  EXPECT_TRUE(replay(columns, repaired).complete(columns));
+  EXPECT_DOUBLE_EQ(total_cost(columns, repaired), 40);
+}
+
+}  // namespace
+}  // namespace orch::orchestrate_detail
