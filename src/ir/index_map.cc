@@ -1,6 +1,7 @@
 #include "ir/index_map.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -54,6 +55,7 @@ bool IndexExpr::is_whole() const {
     case Kind::mul:
     case Kind::floordiv:
     case Kind::mod:
+    case Kind::abs:
       return a_->expr.is_whole();
     default:
       return false;
@@ -94,6 +96,11 @@ IndexExpr IndexExpr::mod(const IndexExpr& a, int64_t d) {
   return IndexExpr(Kind::mod, d, std::make_shared<Node>(Node{a}), nullptr);
 }
 
+IndexExpr IndexExpr::abs(const IndexExpr& a) {
+  if (a.kind_ == Kind::constant) return constant(std::abs(a.value_));
+  return IndexExpr(Kind::abs, 0, std::make_shared<Node>(Node{a}), nullptr);
+}
+
 int64_t IndexExpr::eval(std::span<const int64_t> point) const {
   switch (kind_) {
     case Kind::var:
@@ -110,6 +117,8 @@ int64_t IndexExpr::eval(std::span<const int64_t> point) const {
       return floor_div(a_->expr.eval(point), value_);
     case Kind::mod:
       return euclid_mod(a_->expr.eval(point), value_);
+    case Kind::abs:
+      return std::abs(a_->expr.eval(point));
     case Kind::whole:
       break;
   }
@@ -147,6 +156,13 @@ Interval IndexExpr::eval(std::span<const Interval> box, Interval dim) const {
       if (floor_div(a.lo, value_) != floor_div(a.hi, value_)) return {0, value_ - 1};
       return {euclid_mod(a.lo, value_), euclid_mod(a.hi, value_)};
     }
+    case Kind::abs: {
+      Interval a = a_->expr.eval(box, dim);
+      if (a.empty()) return {};
+      if (a.lo >= 0) return a;
+      if (a.hi <= 0) return {-a.hi, -a.lo};
+      return {0, std::max(-a.lo, a.hi)};
+    }
     case Kind::whole:
       return dim;
   }
@@ -156,7 +172,8 @@ Interval IndexExpr::eval(std::span<const Interval> box, Interval dim) const {
 std::string IndexExpr::str(int out_rank) const {
   auto paren = [&](const IndexExpr& e) {
     std::string s = e.str(out_rank);
-    bool leaf = e.kind_ == Kind::var || e.kind_ == Kind::constant || e.kind_ == Kind::whole;
+    bool leaf = e.kind_ == Kind::var || e.kind_ == Kind::constant || e.kind_ == Kind::whole ||
+                e.kind_ == Kind::abs;
     return leaf ? s : "(" + s + ")";
   };
   switch (kind_) {
@@ -176,6 +193,8 @@ std::string IndexExpr::str(int out_rank) const {
       return fmt::format("{} floordiv {}", paren(a_->expr), value_);
     case Kind::mod:
       return fmt::format("{} mod {}", paren(a_->expr), value_);
+    case Kind::abs:
+      return fmt::format("|{}|", a_->expr.str(out_rank));
     case Kind::whole:
       return "*";
   }

@@ -1,8 +1,9 @@
 // Index maps (Welder §1): for each input of a primitive, which input coordinates one output
 // coordinate needs, as integer expressions over the loop axes. The loop axes are the output axes
 // (0 .. out_rank-1) followed by the primitive's reduce axes (MatMul's k, Conv's c/kh/kw, ...).
-// Expressions are affine with floordiv/mod by positive constants; a data-dependent coordinate is
-// `whole` (the entire input dimension). One interval evaluator over these maps gives the input
+// Expressions are affine with floordiv/mod by positive constants and absolute values (reflect
+// and edge padding fold coordinates back); a data-dependent coordinate is `whole` (the entire
+// input dimension). One interval evaluator over these maps gives the input
 // box an output box needs, for every primitive, with no per-op code.
 //
 // Example, Conv 3x3 stride 1 pad 1 on X[N,C,H,W] -> Y[N,M,OH,OW], reduce axes (c, kh, kw):
@@ -34,7 +35,7 @@ struct Interval {
 /// An integer expression over loop axes.
 class IndexExpr {
  public:
-  enum class Kind : uint8_t { var, constant, add, mul, floordiv, mod, whole };
+  enum class Kind : uint8_t { var, constant, add, mul, floordiv, mod, abs, whole };
 
   static IndexExpr var(int axis);
   static IndexExpr constant(int64_t value);
@@ -50,6 +51,7 @@ class IndexExpr {
   static IndexExpr floordiv(const IndexExpr& a, int64_t d);
   /// Euclidean remainder by a positive constant (always in [0, d)).
   static IndexExpr mod(const IndexExpr& a, int64_t d);
+  static IndexExpr abs(const IndexExpr& a);
 
   Kind kind() const { return kind_; }
   bool is_whole() const;

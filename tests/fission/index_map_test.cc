@@ -151,6 +151,26 @@ TEST(IndexMap, GatherAxisIsWholeDimension) {
   EXPECT_EQ(input_box(map, 1, {2}, {{1, 2}, {1, 1}, {2, 2}}), (Box{{1, 1}}));
 }
 
+// Reflect and edge padding read a box the size of the output's inside the input, not the whole
+// dimension: a tile of a padded plane stages a tile of the input.
+TEST(IndexMap, ReflectAndEdgePaddingReadTheMirroredBox) {
+  auto pad_map = [](const std::string& mode) {
+    Attributes attrs = {{"pads", std::vector<int64_t>{0, 4, 0, 4}}, {"mode", mode}};
+    return find_op("prim.Pad")->index_map(attrs, {{{DType::f32, {2, 10}}}}, {DType::f32, {2, 18}});
+  };
+  IndexMap reflect = pad_map("reflect"), edge = pad_map("edge");
+  EXPECT_EQ(input_box(reflect, 0, {2, 10}, {{0, 1}, {6, 9}}), (Box{{0, 1}, {2, 5}}));
+  EXPECT_EQ(input_box(edge, 0, {2, 10}, {{0, 1}, {6, 9}}), (Box{{0, 1}, {2, 5}}));
+  // Output columns 0..5 read input columns 4..1 mirrored, then 0 and 1: reflect gets 0..4
+  // exactly; edge reads 0 and 1, and gets 0..2 (interval arithmetic loses x's correlation).
+  EXPECT_EQ(input_box(reflect, 0, {2, 10}, {{0, 0}, {0, 5}}), (Box{{0, 0}, {0, 4}}));
+  EXPECT_EQ(input_box(edge, 0, {2, 10}, {{0, 0}, {0, 5}}), (Box{{0, 0}, {0, 2}}));
+  // Past the end, columns 15..17: reflect reads 7, 6, 5; edge reads 9 (and gets 8..9).
+  EXPECT_EQ(input_box(reflect, 0, {2, 10}, {{0, 0}, {15, 17}}), (Box{{0, 0}, {5, 7}}));
+  EXPECT_EQ(input_box(edge, 0, {2, 10}, {{0, 0}, {15, 17}}), (Box{{0, 0}, {8, 9}}));
+  EXPECT_EQ(format_index_map(reflect, 2), "in0[d0, ||d1 - 4|*-1 + 9|*-1 + 9]\n");
+}
+
 TEST(IndexMap, ExpressionEvaluation) {
   IndexExpr e = IndexExpr::mod(IndexExpr::floordiv(IndexExpr::var(0) * 3 + 1, 2), 4);
   std::vector<int64_t> point = {5};

@@ -162,15 +162,30 @@ OnnxForm pad_form(const Attributes& attrs, std::span<const TensorType> inputs) {
   return form;
 }
 
+// Output coordinate o reads x = o - pad_begin when inside [0, n); outside, edge padding reads the
+// nearest end, clamp(x) = (|x| - |x - (n-1)| + n-1) / 2, and reflect padding the mirror image,
+// (n-1) - |(n-1) - |x||, which holds while the pads are shorter than n. Over an interior box both
+// give back x's interval exactly; a box at an edge gets a superset.
 IndexMap pad_map(const Attributes& attrs, std::span<const TensorType> inputs, const TensorType&) {
   std::vector<int64_t> pads = required_ints(attrs, "pads");
-  size_t rank = inputs[0].shape.size();
-  bool constant = pad_mode(attrs) == "constant";
+  const Shape& shape = inputs[0].shape;
+  size_t rank = shape.size();
+  std::string mode = pad_mode(attrs);
   std::vector<IndexExpr> dims;
   for (size_t d = 0; d < rank; ++d) {
+    IndexExpr x = axis(d) - pads[d];
+    int64_t last = shape[d] - 1;
     bool padded = pads[d] != 0 || pads[d + rank] != 0;
-    // Edge and reflect padding fold coordinates back into the input: not affine.
-    dims.push_back(!padded ? axis(d) : constant ? axis(d) - pads[d] : IndexExpr::whole());
+    bool reflects = pads[d] <= last && pads[d + rank] <= last;
+    using E = IndexExpr;
+    if (!padded || mode == "constant")
+      dims.push_back(x);
+    else if (mode == "edge")
+      dims.push_back(E::floordiv(E::abs(x) + E::abs(x - last) * -1 + last, 2));
+    else if (reflects)
+      dims.push_back(E::abs(E::abs(x) * -1 + last) * -1 + last);
+    else
+      dims.push_back(E::whole());
   }
   return single(std::move(dims));
 }
