@@ -209,6 +209,29 @@ TEST(GpuTiles, TransposedReadPaysEightTimes) {
   EXPECT_EQ(x.moved, 64 * 4096 * 8);
 }
 
+// y = relu(x) is the root; z, x flattened, does not follow y's tiles (a whole output): the code
+// computes it in a phase of its own, each element once, not once per block of the root.
+constexpr const char* kWholeOutput = R"(graph main(%x: f32[64,64]) {
+  %y: f32[64,64] = prim.Elementwise(%x) {fn = "relu"}
+  %z: f32[4096] = prim.Reshape(%x) {shape = [4096]}
+  return %y, %z
+})";
+
+TEST(GpuTiles, AWholeOutputAndWhatItReadsCountOnce) {
+  Kernel k(kWholeOutput);
+  ASSERT_EQ(k.tg.root, k.id("y"));
+  ASSERT_TRUE(k.tg.whole_output[k.id("z")]);
+  GpuTileCost c = analyze(k.tg, h200(), {{16, 64}, {1, 1}, 0});
+  ASSERT_TRUE(c.legal) << c.reason;
+  EXPECT_EQ(c.blocks, 4);
+  // Each block's region of x is all of x (z's whole box merged in), but its threads read only
+  // their 16x64 floats for y: 4 blocks x 4096 bytes, and z's phase reads x once, 16384 bytes.
+  EXPECT_EQ(access(c, k.id("x")).moved, 4 * 4096 + 16384);
+  EXPECT_EQ(access(c, k.id("y")).moved, 4 * 4096);
+  EXPECT_EQ(access(c, k.id("z")).moved, 16384);  // once, not 4 times
+  EXPECT_EQ(c.global_bytes, 4 * 4096 + 16384 + 4 * 4096 + 16384);
+}
+
 TEST(GpuTiles, VectorLoadsAlongTheInnermostDim) {
   Kernel k(kRelu);
   // Thread tile 1x4: each thread loads one float4, a warp 512 contiguous bytes in 16 sectors.

@@ -253,17 +253,71 @@ std::string check_shapes(const Shape& shape, const GpuTileConfig& c) {
   return "";
 }
 
-// The global-memory bytes finish counts for the values `counted` selects, without the sector
-// rounding of either access kind: every region's bytes, which both kinds move at least.
-int64_t least_global_bytes(const TileGraph& tg, const BlockPlan& plan,
-                           const std::vector<bool>& counted) {
+// Evaluations of each value when `evals` holds those of the values the phase writes: every
+// reader's evaluation reads its window of each input once; a staged value is computed once per
+// element of its region (`regions`) whatever its readers.
+std::vector<int64_t> evaluations(const TileGraph& tg, const std::vector<bool>& staged,
+                                 const Regions& regions, std::vector<int64_t> evals) {
+  const Graph& g = *tg.graph;
+  for (NodeId n = static_cast<NodeId>(g.num_nodes()); n-- > 0;) {
+    const Node& node = g.node(n);
+    ValueId out = node.outputs[0];
+    int64_t e = staged[out] && regions[out] ? box_elements(*regions[out]) : evals[out];
+    if (e == 0) continue;
+    for (ValueId v : node.inputs)
+      if (v != kNoValue) evals[v] += e * reduce_volume(tg, n);
+  }
+  return evals;
+}
+
+// Elements of each value that global memory serves: per block of each tile class
+// (`per_block[c]`), and once for the kernel (`once`). A staged copy or a write moves its
+// region; a direct read at most one element per evaluation of its readers, as the region's
+// hull can be far larger (a reshape's floordiv and mod). Whole outputs (TileGraph::whole_output)
+// run as phases of their own, each element once, so they and their direct reads count once.
+struct Served {
+  std::vector<std::vector<int64_t>> per_block;
+  std::vector<int64_t> once;
+};
+
+Served served_elements(const TileGraph& tg, const BlockPlan& plan,
+                       const std::vector<bool>& counted) {
+  const Graph& g = *tg.graph;
+  auto nv = static_cast<ValueId>(g.num_values());
+  Served served;
+  std::vector<int64_t> whole(nv, 0);
+  for (ValueId v : g.outputs())
+    if (tg.whole_output[v]) whole[v] = num_elements(g.value(v).type.shape);
+  whole = evaluations(tg, std::vector<bool>(nv, false), Regions(nv), whole);
+  served.once.assign(nv, 0);
+  for (ValueId v = 0; v < nv; ++v)
+    if (counted[v]) served.once[v] = std::min(whole[v], num_elements(g.value(v).type.shape));
+  for (const Regions& regions : plan.tiles.regions) {
+    std::vector<int64_t> seeds(nv, 0);
+    for (ValueId v : g.outputs())
+      if (regions[v] && !tg.whole_output[v]) seeds[v] = box_elements(*regions[v]);
+    std::vector<int64_t> evals = evaluations(tg, plan.staged, regions, seeds);
+    std::vector<int64_t>& block = served.per_block.emplace_back(nv, 0);
+    for (ValueId v = 0; v < nv; ++v) {
+      if (!counted[v] || !regions[v] || tg.whole_output[v]) continue;
+      block[v] = box_elements(*regions[v]);
+      if (!plan.staged[v] && g.value(v).producer == kNoNode)
+        block[v] = std::min(block[v], evals[v]);
+    }
+  }
+  return served;
+}
+
+// The global-memory bytes finish counts, without the sector rounding of either access kind:
+// every served element's bytes, which both kinds move at least.
+int64_t least_global_bytes(const TileGraph& tg, const BlockPlan& plan, const Served& served) {
   const Graph& g = *tg.graph;
   int64_t bytes = 0;
   for (ValueId v = 0; v < static_cast<ValueId>(g.num_values()); ++v) {
-    if (!counted[v]) continue;
+    int64_t elements = served.once[v];
     for (size_t c = 0; c < plan.tiles.regions.size(); ++c)
-      if (const std::optional<Box>& r = plan.tiles.regions[c][v])
-        bytes += plan.tiles.counts[c] * box_elements(*r) * esize_of(g, v);
+      elements += plan.tiles.counts[c] * served.per_block[c][v];
+    bytes += elements * esize_of(g, v);
   }
   return bytes;
 }
@@ -306,9 +360,10 @@ GpuTileCost finish(const TileGraph& tg, const GpuMachine& gpu, const GpuTileConf
     bool input = value.producer == kNoNode && !immediate(value);
     counted[v] = interior[v] && (input || is_output[v]);
   }
+  Served served = served_elements(tg, plan, counted);
   if (prune_at < std::numeric_limits<double>::infinity()) {
     double least_memory_s =
-        static_cast<double>(least_global_bytes(tg, plan, counted)) / (gpu.hbm_gbs * 1e9);
+        static_cast<double>(least_global_bytes(tg, plan, served)) / (gpu.hbm_gbs * 1e9);
     if (std::max(least_memory_s, compute_s) * quantization * 1e6 >= prune_at) {
       cost.legal = false;
       cost.reason = "pruned";
@@ -336,15 +391,18 @@ GpuTileCost finish(const TileGraph& tg, const GpuMachine& gpu, const GpuTileConf
     a.min_sectors = s.minimum;
     // A staged copy is as coalesced as the box's rows allow (line_bytes rounds each run to
     // sectors). A direct access moves, per warp instruction, the sectors it touches for the
-    // bytes it uses: the region's bytes scale by that ratio (8 for a transposed f32 read).
+    // bytes it uses: the served bytes scale by that ratio (8 for a transposed f32 read). A
+    // whole output's phase walks its elements in order: whole sectors.
     for (size_t c = 0; c < plan.tiles.regions.size(); ++c) {
       const std::optional<Box>& r = plan.tiles.regions[c][v];
-      if (!r) continue;
+      int64_t elements = served.per_block[c][v];
+      if (!r || elements == 0) continue;
       int64_t moved = line_bytes(*r, value.type.shape, esize, gpu.sector_bytes);
       if (!a.staged && s.bytes > 0)
-        moved = ceil_div(box_elements(*r) * esize * s.touched, s.bytes) * gpu.sector_bytes;
+        moved = ceil_div(elements * esize * s.touched, s.bytes) * gpu.sector_bytes;
       a.moved += plan.tiles.counts[c] * moved;
     }
+    a.moved += ceil_div(served.once[v] * esize, gpu.sector_bytes) * gpu.sector_bytes;
     cost.global_bytes += a.moved;
     cost.accesses.push_back(a);
   }
