@@ -359,22 +359,26 @@ TileGraph make_tile_graph(const Graph& kernel) {
   return tg;
 }
 
+Box written_box(const TileGraph& tg, ValueId output, const Box& tile) {
+  const Shape& shape = tg.graph->value(output).type.shape;
+  const Shape& root_shape = tg.graph->value(tg.root).type.shape;
+  // The root's tile projected: a size-1 dim of a keepdims reduction is written whole.
+  Box box = tile;
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (shape[d] != root_shape[d]) box[d] = {0, 0};
+  return box;
+}
+
 Regions propagate(const TileGraph& tg, const Box& tile) {
   const Graph& g = *tg.graph;
   Regions regions(g.num_values());
-  const Shape& root_shape = g.value(tg.root).type.shape;
   for (ValueId v : g.outputs()) {
-    const Shape& shape = g.value(v).type.shape;
     if (tg.hoisted[v]) continue;
     if (tg.whole_output[v]) {
-      merge(regions[v], full_box(shape));
+      merge(regions[v], full_box(g.value(v).type.shape));
       continue;
     }
-    // The root's tile projected: a size-1 dim of a keepdims reduction is written whole.
-    Box box = tile;
-    for (size_t d = 0; d < shape.size(); ++d)
-      if (shape[d] != root_shape[d]) box[d] = {0, 0};
-    merge(regions[v], box);
+    merge(regions[v], written_box(tg, v, tile));
   }
   for (NodeId n = static_cast<NodeId>(g.num_nodes()) - 1; n >= 0; --n) {
     const Node& node = g.node(n);
@@ -490,7 +494,8 @@ TileRegions tile_regions(const TileGraph& tg, const std::vector<int64_t>& tile) 
       interior &= c.index[d] == ((shape[d] + tile[d] - 1) / tile[d] >= 3 ? 1 : 0);
     if (interior) out.interior = out.regions.size();
     out.counts.push_back(c.count);
-    out.regions.push_back(propagate(tg, tile_box(shape, tile, c.index)));
+    out.tiles.push_back(tile_box(shape, tile, c.index));
+    out.regions.push_back(propagate(tg, out.tiles.back()));
   }
   return out;
 }

@@ -54,6 +54,9 @@ using Regions = std::vector<std::optional<Box>>;
 /// read by several consumers needs the hull of their boxes (overlapping halos are recomputed).
 /// Every graph output is written with the root's tile projected onto it (size-1 dims whole).
 Regions propagate(const TileGraph& tg, const Box& tile);
+/// The box of `output` (a graph output that follows the root's tiles) that the root's `tile`
+/// writes: the tile, size-1 dims whole.
+Box written_box(const TileGraph& tg, ValueId output, const Box& tile);
 
 /// The box of input `slot` of node `n` for its output box `out` when each reduce axis r spans only
 /// [starts[r], starts[r] + steps[r] - 1] (one reduce step; `starts` empty: from 0); `steps`
@@ -114,6 +117,7 @@ int64_t tile_count(const Shape& shape, const std::vector<int64_t>& tile);
 /// with the number of tiles each class stands for.
 struct TileRegions {
   std::vector<int64_t> counts;
+  std::vector<Box> tiles;  // of the root, per class
   std::vector<Regions> regions;
   size_t interior = 0;  // the class of a full-size interior tile
 };

@@ -230,6 +230,28 @@ TEST(GpuTiles, AWholeOutputAndWhatItReadsCountOnce) {
   EXPECT_EQ(access(c, k.id("y")).moved, 4 * 4096);
   EXPECT_EQ(access(c, k.id("z")).moved, 16384);  // once, not 4 times
   EXPECT_EQ(c.global_bytes, 4 * 4096 + 16384 + 4 * 4096 + 16384);
+  // One operation per element (the model counts layout primitives too): y's 4096 in the blocks,
+  // z's 4096 once.
+  EXPECT_EQ(c.flops, 4096 + 4096);
+}
+
+// The whole output z now reads the root y: the root's phase writes y's tiles, and z's phase
+// reads y back from memory, not x.
+constexpr const char* kWholeOutputOfTheRoot = R"(graph main(%x: f32[64,64]) {
+  %y: f32[64,64] = prim.Elementwise(%x) {fn = "relu"}
+  %z: f32[4096] = prim.Reshape(%y) {shape = [4096]}
+  return %y, %z
+})";
+
+TEST(GpuTiles, AWholeOutputReadsTheRootBackOnce) {
+  Kernel k(kWholeOutputOfTheRoot);
+  GpuTileCost c = analyze(k.tg, h200(), {{16, 64}, {1, 1}, 0});
+  ASSERT_TRUE(c.legal) << c.reason;
+  // y's region in a block is all of y (z's whole box), but the block writes its 16x64 tile.
+  EXPECT_EQ(access(c, k.id("x")).moved, 4 * 4096);
+  EXPECT_EQ(access(c, k.id("y")).moved, 4 * 4096 + 16384);  // written by tiles, read once
+  EXPECT_EQ(access(c, k.id("z")).moved, 16384);
+  EXPECT_EQ(c.flops, 4096 + 4096);
 }
 
 TEST(GpuTiles, VectorLoadsAlongTheInnermostDim) {

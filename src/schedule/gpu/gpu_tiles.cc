@@ -99,6 +99,86 @@ bool computed_by(const GpuKernelForm& form, ValueId v) {
   return v < static_cast<ValueId>(form.computed.size()) && form.computed[v];
 }
 
+// Evaluations of each value when `evals` holds those of the values the phase writes: every
+// reader's evaluation reads its window of each input once. A staged value is computed once per
+// element of its region (`regions`) whatever its readers, and not at all without one (a value
+// another phase stores, read back from memory).
+std::vector<int64_t> evaluations(const TileGraph& tg, const std::vector<bool>& staged,
+                                 const Regions& regions, std::vector<int64_t> evals) {
+  const Graph& g = *tg.graph;
+  for (NodeId n = static_cast<NodeId>(g.num_nodes()); n-- > 0;) {
+    const Node& node = g.node(n);
+    ValueId out = node.outputs[0];
+    int64_t e = !staged[out] ? evals[out] : regions[out] ? box_elements(*regions[out]) : 0;
+    if (e == 0) continue;
+    for (ValueId v : node.inputs)
+      if (v != kNoValue) evals[v] += e * reduce_volume(tg, n);
+  }
+  return evals;
+}
+
+// The evaluations of the block writing the root's `tile` in the root's phase, whose values'
+// regions are `regions`: each output that follows the root's tiles, its written box once.
+std::vector<int64_t> root_phase_evaluations(const TileGraph& tg, const std::vector<bool>& staged,
+                                            const Box& tile, const Regions& regions) {
+  const Graph& g = *tg.graph;
+  std::vector<int64_t> seeds(g.num_values(), 0);
+  for (ValueId v : g.outputs())
+    if (regions[v] && !tg.whole_output[v]) seeds[v] = box_elements(written_box(tg, v, tile));
+  return evaluations(tg, staged, regions, seeds);
+}
+
+// The evaluations of the whole outputs' phases (TileGraph::whole_output): each runs once, its
+// elements in order, staging nothing; the outputs the root's phase writes it reads back.
+std::vector<int64_t> whole_phase_evaluations(const TileGraph& tg) {
+  const Graph& g = *tg.graph;
+  auto nv = static_cast<ValueId>(g.num_values());
+  std::vector<int64_t> whole(nv, 0);
+  std::vector<bool> stored(nv, false);
+  for (ValueId v : g.outputs()) {
+    if (tg.whole_output[v]) whole[v] = num_elements(g.value(v).type.shape);
+    stored[v] = !tg.whole_output[v];
+  }
+  return evaluations(tg, stored, Regions(nv), whole);
+}
+
+// Elements of each value that global memory serves: per block of each tile class
+// (`per_block[c]`), and once for the kernel (`once`). A staged copy or a write moves its
+// region; a direct read at most one element per evaluation of its readers, as the region's
+// hull can be far larger (a reshape's floordiv and mod). Whole outputs (TileGraph::whole_output)
+// run as phases of their own, each element once, so they and their direct reads count once.
+struct Served {
+  std::vector<std::vector<int64_t>> per_block;
+  std::vector<int64_t> once;
+};
+
+Served served_elements(const TileGraph& tg, const BlockPlan& plan,
+                       const std::vector<bool>& counted) {
+  const Graph& g = *tg.graph;
+  auto nv = static_cast<ValueId>(g.num_values());
+  Served served;
+  std::vector<int64_t> whole = whole_phase_evaluations(tg);
+  served.once.assign(nv, 0);
+  for (ValueId v = 0; v < nv; ++v)
+    if (counted[v]) served.once[v] = std::min(whole[v], num_elements(g.value(v).type.shape));
+  for (size_t c = 0; c < plan.tiles.regions.size(); ++c) {
+    const Regions& regions = plan.tiles.regions[c];
+    std::vector<int64_t> evals =
+        root_phase_evaluations(tg, plan.staged, plan.tiles.tiles[c], regions);
+    std::vector<int64_t>& block = served.per_block.emplace_back(nv, 0);
+    for (ValueId v = 0; v < nv; ++v) {
+      if (!counted[v] || !regions[v] || tg.whole_output[v]) continue;
+      // An output's region also holds what the whole outputs' phases read of it.
+      block[v] = g.value(v).producer == kNoNode
+                     ? box_elements(*regions[v])
+                     : box_elements(written_box(tg, v, plan.tiles.tiles[c]));
+      if (!plan.staged[v] && g.value(v).producer == kNoNode)
+        block[v] = std::min(block[v], evals[v]);
+    }
+  }
+  return served;
+}
+
 // Bytes of the array of each staged value, from the regions the generated code stages
 // (staged_regions: the box any block or step of the config needs, laid out by
 // staged_array_bytes). A value left without one stays in memory, as in the code: its region
@@ -152,14 +232,28 @@ BlockPlan plan_block(const TileGraph& tg, const GpuMachine& gpu, const std::vect
   const Regions& regions = plan.tiles.regions[plan.tiles.interior];
   std::vector<bool> is_output(g.num_values(), false);
   for (ValueId v : g.outputs()) is_output[v] = true;
+  // A block computes each value of the root's phase over its region (an output over the box it
+  // writes); a whole output's phase runs once, each evaluation of its inlined values again,
+  // reading back the outputs the root's phase wrote.
+  std::vector<bool> none(g.num_values(), false), written(g.num_values(), false);
+  for (ValueId v : g.outputs()) written[v] = !tg.whole_output[v];
+  std::vector<std::vector<int64_t>> in_phase;
+  for (size_t c = 0; c < plan.tiles.regions.size(); ++c)
+    in_phase.push_back(
+        root_phase_evaluations(tg, none, plan.tiles.tiles[c], plan.tiles.regions[c]));
+  std::vector<int64_t> once = whole_phase_evaluations(tg);
   for (NodeId n = 0; n < static_cast<NodeId>(g.num_nodes()); ++n) {
     ValueId out = g.node(n).outputs[0];
     const OpSchema* schema = find_op(g.node(n).op);
     // A Linear primitive's reduction is a multiply-add per step: two FLOPs.
-    int64_t per = schema != nullptr && schema->category == Category::Linear ? 2 : 1;
+    int64_t per =
+        reduce_volume(tg, n) * (schema != nullptr && schema->category == Category::Linear ? 2 : 1);
+    if (!written[out]) plan.flops += once[out] * per;
     for (size_t c = 0; c < plan.tiles.regions.size(); ++c) {
       const std::optional<Box>& r = plan.tiles.regions[c][out];
-      if (r) plan.flops += plan.tiles.counts[c] * box_elements(*r) * reduce_volume(tg, n) * per;
+      if (!r || in_phase[c][out] == 0) continue;
+      Box box = written[out] ? written_box(tg, out, plan.tiles.tiles[c]) : *r;
+      plan.flops += plan.tiles.counts[c] * box_elements(box) * per;
     }
   }
   // The generated code stages only where regions move affinely (gpu_staging.h); elsewhere
@@ -251,61 +345,6 @@ std::string check_shapes(const Shape& shape, const GpuTileConfig& c) {
                          c.block[d], d);
   }
   return "";
-}
-
-// Evaluations of each value when `evals` holds those of the values the phase writes: every
-// reader's evaluation reads its window of each input once; a staged value is computed once per
-// element of its region (`regions`) whatever its readers.
-std::vector<int64_t> evaluations(const TileGraph& tg, const std::vector<bool>& staged,
-                                 const Regions& regions, std::vector<int64_t> evals) {
-  const Graph& g = *tg.graph;
-  for (NodeId n = static_cast<NodeId>(g.num_nodes()); n-- > 0;) {
-    const Node& node = g.node(n);
-    ValueId out = node.outputs[0];
-    int64_t e = staged[out] && regions[out] ? box_elements(*regions[out]) : evals[out];
-    if (e == 0) continue;
-    for (ValueId v : node.inputs)
-      if (v != kNoValue) evals[v] += e * reduce_volume(tg, n);
-  }
-  return evals;
-}
-
-// Elements of each value that global memory serves: per block of each tile class
-// (`per_block[c]`), and once for the kernel (`once`). A staged copy or a write moves its
-// region; a direct read at most one element per evaluation of its readers, as the region's
-// hull can be far larger (a reshape's floordiv and mod). Whole outputs (TileGraph::whole_output)
-// run as phases of their own, each element once, so they and their direct reads count once.
-struct Served {
-  std::vector<std::vector<int64_t>> per_block;
-  std::vector<int64_t> once;
-};
-
-Served served_elements(const TileGraph& tg, const BlockPlan& plan,
-                       const std::vector<bool>& counted) {
-  const Graph& g = *tg.graph;
-  auto nv = static_cast<ValueId>(g.num_values());
-  Served served;
-  std::vector<int64_t> whole(nv, 0);
-  for (ValueId v : g.outputs())
-    if (tg.whole_output[v]) whole[v] = num_elements(g.value(v).type.shape);
-  whole = evaluations(tg, std::vector<bool>(nv, false), Regions(nv), whole);
-  served.once.assign(nv, 0);
-  for (ValueId v = 0; v < nv; ++v)
-    if (counted[v]) served.once[v] = std::min(whole[v], num_elements(g.value(v).type.shape));
-  for (const Regions& regions : plan.tiles.regions) {
-    std::vector<int64_t> seeds(nv, 0);
-    for (ValueId v : g.outputs())
-      if (regions[v] && !tg.whole_output[v]) seeds[v] = box_elements(*regions[v]);
-    std::vector<int64_t> evals = evaluations(tg, plan.staged, regions, seeds);
-    std::vector<int64_t>& block = served.per_block.emplace_back(nv, 0);
-    for (ValueId v = 0; v < nv; ++v) {
-      if (!counted[v] || !regions[v] || tg.whole_output[v]) continue;
-      block[v] = box_elements(*regions[v]);
-      if (!plan.staged[v] && g.value(v).producer == kNoNode)
-        block[v] = std::min(block[v], evals[v]);
-    }
-  }
-  return served;
 }
 
 // The global-memory bytes finish counts, without the sector rounding of either access kind:
