@@ -51,11 +51,12 @@ bool immediate(const Value& value) {
 struct BlockPlan {
   TileRegions tiles;
   int64_t reduce_step = 0;
-  std::vector<bool> staged;  // per value
-  int64_t shared_bytes = 0;  // interior block, without the computed values' partials
-  int64_t computed = 0;      // values computed into shared memory, each with its partials
-  int64_t flops = 0;         // all blocks
-  int64_t accumulators = 0;  // 32-bit words per output element kept in registers
+  std::vector<bool> staged;   // per value
+  int64_t shared_bytes = 0;   // interior block, without the computed values' partials
+  int64_t computed = 0;       // values computed into shared memory, each with its partials
+  int64_t flops = 0;          // all blocks
+  int64_t accumulators = 0;   // 32-bit words per output element kept in registers
+  std::vector<int64_t> once;  // whole_phase_evaluations, the same for every block tile
 };
 
 // Whether some consumer reads `v` with reuse across output elements (an element needed by
@@ -157,7 +158,7 @@ Served served_elements(const TileGraph& tg, const BlockPlan& plan,
   const Graph& g = *tg.graph;
   auto nv = static_cast<ValueId>(g.num_values());
   Served served;
-  std::vector<int64_t> whole = whole_phase_evaluations(tg);
+  const std::vector<int64_t>& whole = plan.once;
   served.once.assign(nv, 0);
   for (ValueId v = 0; v < nv; ++v)
     if (counted[v]) served.once[v] = std::min(whole[v], num_elements(g.value(v).type.shape));
@@ -241,14 +242,14 @@ BlockPlan plan_block(const TileGraph& tg, const GpuMachine& gpu, const std::vect
   for (size_t c = 0; c < plan.tiles.regions.size(); ++c)
     in_phase.push_back(
         root_phase_evaluations(tg, none, plan.tiles.tiles[c], plan.tiles.regions[c]));
-  std::vector<int64_t> once = whole_phase_evaluations(tg);
+  plan.once = whole_phase_evaluations(tg);
   for (NodeId n = 0; n < static_cast<NodeId>(g.num_nodes()); ++n) {
     ValueId out = g.node(n).outputs[0];
     const OpSchema* schema = find_op(g.node(n).op);
     // A Linear primitive's reduction is a multiply-add per step: two FLOPs.
     int64_t per =
         reduce_volume(tg, n) * (schema != nullptr && schema->category == Category::Linear ? 2 : 1);
-    if (!written[out]) plan.flops += once[out] * per;
+    if (!written[out]) plan.flops += plan.once[out] * per;
     for (size_t c = 0; c < plan.tiles.regions.size(); ++c) {
       const std::optional<Box>& r = plan.tiles.regions[c][out];
       if (!r || in_phase[c][out] == 0) continue;
