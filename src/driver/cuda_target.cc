@@ -85,6 +85,12 @@ double cuda_kernel_flops(const Graph& kernel) {
   return cuda_flops(kernel, codegen::cuda_kernel_shape(kernel));
 }
 
+double cuda_bandwidth_gbs(const schedule::GpuMachine& gpu, int64_t threads) {
+  double resident = static_cast<double>(gpu.sm_count) * gpu.max_threads_per_sm;
+  double in_flight = std::min(static_cast<double>(threads), resident) * kCudaBytesInFlightPerThread;
+  return std::min(gpu.hbm_gbs, in_flight / (kCudaMemoryLatencyUs * 1e3));
+}
+
 double cuda_cost_us(const Graph& kernel, const schedule::GpuMachine& gpu,
                     const codegen::CudaLibraries& libraries) {
   // As the stitcher sees it, constants as inputs: a product of weights is a GEMM too.
@@ -100,7 +106,7 @@ double cuda_cost_us(const Graph& kernel, const schedule::GpuMachine& gpu,
   }
   codegen::CudaKernelShape shape = codegen::cuda_kernel_shape(kernel);
   double bytes = profile::kernel_unavoidable_bytes(kernel) + 2.0 * double(shape.scratch_bytes);
-  double memory_us = bytes / (gpu.hbm_gbs * 1e3);
+  double memory_us = bytes / (cuda_bandwidth_gbs(gpu, shape.threads) * 1e3);
   double compute_us =
       cuda_flops(kernel, shape) / (gpu.peak_fp32_gflops * 1e3 * kCudaComputeEfficiency);
   return kCudaLaunchUs * static_cast<double>(shape.launches) + std::max(memory_us, compute_us);

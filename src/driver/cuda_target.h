@@ -63,6 +63,19 @@ inline constexpr double kCudaLaunchUs = 2.0;
 /// a GPU measures the staged code: an unmeasured guess would only move the plans.
 inline constexpr double kCudaComputeEfficiency = 0.05;
 
+/// Little's law for generated code: a thread keeps about this many bytes of loads in flight
+/// (nvcc unrolls a simple loop 4 times: four 4-byte loads) and waits this long for them (HBM
+/// latency under load on recent NVIDIA GPUs is several hundred nanoseconds). Assumptions of the
+/// analytic plan until a GPU measures them; they matter only for kernels with few threads, such
+/// as a GEMV run one thread per output (EfficientViT-B1's head: 1,600 threads that each read a
+/// 1,536-long column), which HBM bandwidth alone priced 50-100x too fast.
+inline constexpr double kCudaBytesInFlightPerThread = 16;
+inline constexpr double kCudaMemoryLatencyUs = 0.5;
+
+/// The memory bandwidth (GB/s) `threads` threads of generated code draw on `gpu`: HBM's, or
+/// less when they cannot keep enough bytes in flight (at most the threads the SMs hold).
+double cuda_bandwidth_gbs(const schedule::GpuMachine& gpu, int64_t threads);
+
 /// The FLOPs `kernel`'s generated code performs. A value the generator inlines is computed again
 /// at every read: a producer inlined into a MatMul's left operand runs once per output column,
 /// into a convolution once per tap of every output element (profile::reduce_volume reads per
@@ -82,7 +95,8 @@ inline constexpr double kCudnnComputeEfficiency = 0.3;
 /// Estimated latency of `kernel` (a kernel graph the generator accepts once its large constants
 /// are inputs; they count the same either way) on `gpu`: kCudaLaunchUs per launch
 /// of its generated code, plus the slower of its memory traffic (inputs, constants, outputs and
-/// its scratch written and read once, at HBM bandwidth) and its cuda_kernel_flops at
+/// its scratch written and read once, at cuda_bandwidth_gbs of the most threads a phase of it
+/// keeps busy, CudaKernelShape::threads) and its cuda_kernel_flops at
 /// kCudaComputeEfficiency of the peak. A kernel the stitcher runs as a cuBLAS GEMM or a cuDNN
 /// convolution (codegen::library_call among `libraries`): one launch, its FLOPs at
 /// kCublasComputeEfficiency or kCudnnComputeEfficiency.

@@ -255,6 +255,31 @@ TEST(CudaTarget, CostCountsLaunchesAndTraffic) {
   EXPECT_NEAR(driver::cuda_cost_us(g, h200), want, 0.01);
 }
 
+TEST(CudaTarget, FewThreadsCannotKeepHbmBusy) {
+  // A GEMV (with a prologue, which no library call takes) run one thread per output: 1600
+  // threads keep 1600 * 16 bytes in flight for 0.5 us, 51.2 GB/s, for the 1536x1600 weights,
+  // the row and the output.
+  Graph gemv = parse_graph(R"(graph main(%x: f32[1,1536], %w: f32[1536,1600]) {
+    %r: f32[1,1536] = prim.Elementwise(%x) {fn = "relu"}
+    %y: f32[1,1600] = prim.MatMul(%r, %w)
+    return %y
+  })");
+  EXPECT_EQ(codegen::cuda_kernel_shape(gemv).threads, 1600);
+  schedule::GpuMachine h200 = driver::target_gpu("h200");
+  double gbs = 1600 * driver::kCudaBytesInFlightPerThread / (driver::kCudaMemoryLatencyUs * 1e3);
+  EXPECT_DOUBLE_EQ(driver::cuda_bandwidth_gbs(h200, 1600), gbs);
+  double bytes = (1536.0 * 1600 + 1536 + 1600) * 4;
+  EXPECT_NEAR(driver::cuda_cost_us(gemv, h200), driver::kCudaLaunchUs + bytes / (gbs * 1e3), 0.01);
+  // A row sum runs a warp per row: 64 rows keep 64 * 32 threads busy.
+  Graph rows = parse_graph(R"(graph main(%x: f32[64,4096]) {
+    %y: f32[64,1] = prim.Reduce(%x) {axes = [1], kind = "sum"}
+    return %y
+  })");
+  EXPECT_EQ(codegen::cuda_kernel_shape(rows).threads, 64 * 32);
+  // The SMs hold at most 132 * 2048 threads, which keep more than HBM's bandwidth in flight.
+  EXPECT_DOUBLE_EQ(driver::cuda_bandwidth_gbs(h200, int64_t{1} << 40), h200.hbm_gbs);
+}
+
 TEST(CudaTarget, InlinedProducersAreCountedAtEveryRead) {
   // relu inlined into a MatMul's left operand runs once per output column: 4·8 elements read by
   // 16 columns (512), plus the MatMul's 2·4·16·8 (1024); as a kernel output it is stored and

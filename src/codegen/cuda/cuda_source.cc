@@ -269,8 +269,13 @@ CudaKernelShape cuda_kernel_shape(const Graph& kernel) {
   shape.launches = static_cast<int>(launch_groups(kernel, phase_values(kernel, materialized),
                                                   written_values(kernel, materialized))
                                         .size());
-  for (ValueId v = 0; v < static_cast<ValueId>(kernel.num_values()); ++v)
+  std::vector<ValueHome> homes = home_kinds(kernel, materialized);
+  for (ValueId v = 0; v < static_cast<ValueId>(kernel.num_values()); ++v) {
     if (materialized[v]) shape.scratch_bytes += scratch_bytes(kernel, v);
+    if (!shape.stored[v] || kernel.value(v).producer == kNoNode) continue;
+    int64_t lanes = cuda_impl::warp_reduction(kernel, v, homes) != kNoNode ? cuda_impl::kWarp : 1;
+    shape.threads = std::max(shape.threads, num_elements(kernel.value(v).type.shape) * lanes);
+  }
   return shape;
 }
 
