@@ -14,8 +14,9 @@ std::vector<std::string_view> stage_names() {
 rewrite::RewriteOptions default_rewrite_options() {
   rewrite::RewriteOptions options;
   options.max_steps = 300;
-  options.max_seconds = 10;
-  options.fuel = rewrite::fuel_from_env();
+  options.max_seconds = 60;
+  int64_t fuel = rewrite::fuel_from_env();
+  options.fuel = fuel >= 0 ? fuel : kRewriteApplications;
   return options;
 }
 
