@@ -4,6 +4,7 @@
 
 #include "commands.h"
 #include "driver/model_io.h"
+#include "driver/pipeline.h"
 #include "fission/fission.h"
 #include "fission/lower.h"
 #include "ir/error.h"
@@ -21,10 +22,11 @@ struct RewriteArgs {
   bool report = false;
   bool list_rules = false;
   bool no_search = false;
-  int steps = rewrite::RewriteOptions{}.max_steps;
-  double seconds = rewrite::RewriteOptions{}.max_seconds;
-  double alpha = rewrite::RewriteOptions{}.alpha;
-  int64_t fuel = -1;
+  // The budget of `orch optimize`'s rewrite stage, so that both write the same graph.
+  int steps = driver::default_rewrite_options().max_steps;
+  double seconds = driver::default_rewrite_options().max_seconds;
+  double alpha = driver::default_rewrite_options().alpha;
+  int64_t fuel = driver::default_rewrite_options().fuel;
 };
 
 void list_rules() {
@@ -44,7 +46,7 @@ void run_rewrite_command(const RewriteArgs& args) {
   options.alpha = args.alpha;
   options.search = !args.no_search;
   options.disabled = args.disabled;
-  options.fuel = args.fuel >= 0 ? args.fuel : rewrite::fuel_from_env();
+  options.fuel = args.fuel;
   rewrite::RewriteReport report;
   Graph result = rewrite::rewrite(graph, options, &report);
   fmt::print("{} primitives -> {}; analytic cost {:.2f} us -> {:.2f} us ({:+.1f}%)\n",
@@ -78,12 +80,14 @@ void add_rewrite_command(CLI::App& app) {
   cmd->add_flag("--report", args->report, "Print the rules applied and the search's statistics");
   cmd->add_flag("--list-rules", args->list_rules, "List the rules with their legality conditions");
   cmd->add_flag("--no-search", args->no_search, "Cleanup rules only");
-  cmd->add_option("--steps", args->steps, "Search budget: graphs taken from the queue");
-  cmd->add_option("--seconds", args->seconds, "Search budget: seconds");
+  cmd->add_option("--steps", args->steps, "Search budget: graphs taken from the queue")
+      ->capture_default_str();
+  cmd->add_option("--seconds", args->seconds, "Search budget: seconds")->capture_default_str();
   cmd->add_option("--alpha", args->alpha, "Relaxation: keep graphs up to alpha * best cost");
   cmd->add_option("--fuel", args->fuel,
-                  "Stop after N rule applications, to bisect a bad rewrite (default: "
-                  "ORCH_REWRITE_FUEL or unlimited)");
+                  fmt::format("Search budget: rule applications; a smaller N bisects a bad "
+                              "rewrite (default: ORCH_REWRITE_FUEL or {}, as orch optimize)",
+                              driver::kRewriteApplications));
   cmd->add_option("--disable", args->disabled, "Do not apply this rule (repeatable)");
   add_shape_option(*cmd, args->shapes);
   cmd->callback([args] { run_rewrite_command(*args); });
