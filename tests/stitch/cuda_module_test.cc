@@ -273,12 +273,19 @@ TEST(CudaTarget, FewThreadsCannotKeepHbmBusy) {
   EXPECT_DOUBLE_EQ(driver::cuda_bandwidth_gbs(h200, 1600), gbs);
   double bytes = (1536.0 * 1600 + 1536 + 1600) * 4;
   EXPECT_NEAR(driver::cuda_cost_us(gemv, h200), driver::kCudaLaunchUs + bytes / (gbs * 1e3), 0.01);
-  // A row sum runs a warp per row: 64 rows keep 64 * 32 threads busy.
-  Graph rows = parse_graph(R"(graph main(%x: f32[64,4096]) {
-    %y: f32[64,1] = prim.Reduce(%x) {axes = [1], kind = "sum"}
+  // A row sum runs a warp per row: 4096 rows keep 4096 * 32 threads busy.
+  Graph rows = parse_graph(R"(graph main(%x: f32[4096,64]) {
+    %y: f32[4096,1] = prim.Reduce(%x) {axes = [1], kind = "sum"}
     return %y
   })");
-  EXPECT_EQ(codegen::cuda_kernel_shape(rows).threads, 64 * 32);
+  EXPECT_EQ(codegen::cuda_kernel_shape(rows).threads, 4096 * 32);
+  // A few long rows (Candy's instance-norm statistics) widen their groups to a whole block of
+  // 256 threads per row.
+  Graph few = parse_graph(R"(graph main(%x: f32[32,50176]) {
+    %y: f32[32,1] = prim.Reduce(%x) {axes = [1], kind = "sum"}
+    return %y
+  })");
+  EXPECT_EQ(codegen::cuda_kernel_shape(few).threads, 32 * 256);
   // The SMs hold at most 132 * 2048 threads, which keep more than HBM's bandwidth in flight.
   EXPECT_DOUBLE_EQ(driver::cuda_bandwidth_gbs(h200, int64_t{1} << 40), h200.hbm_gbs);
 }

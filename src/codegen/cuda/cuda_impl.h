@@ -249,6 +249,10 @@ StagedCode stage_regions(const schedule::TileGraph& tg,
 /// otherwise: one thread per element.
 NodeId warp_reduction(const Graph& kernel, ValueId v, const std::vector<ValueHome>& homes);
 
+/// The lanes per element of `v` in its phase of `threads` per block when `r` (warp_reduction)
+/// computes it: a warp, widened while the grid would be small (lanes_per_element).
+int64_t warp_lanes(const Graph& kernel, ValueId v, NodeId r, int threads);
+
 /// `text` with every non-empty line indented by `spaces`.
 std::string indent(const std::string& text, int spaces);
 

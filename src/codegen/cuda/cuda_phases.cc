@@ -218,7 +218,7 @@ std::string warp_phase(const Graph& kernel, ValueId v, NodeId r, const std::stri
   size_t first = xs.size() - attr_ints(reduce.attrs, "axes").size();
   FlatReduce flat =
       flat_reduce(std::vector<int64_t>(xs.begin() + static_cast<long>(first), xs.end()));
-  int64_t n = num_elements(shape), g = lanes_per_element(n, flat.volume, threads);
+  int64_t n = num_elements(shape), g = warp_lanes(kernel, v, r, threads);
   int64_t groups = threads / g;
   geo.threads = threads;
   geo.blocks = std::min(kMaxBlocks, (n + groups - 1) / groups);
@@ -252,6 +252,16 @@ std::string warp_phase(const Graph& kernel, ValueId v, NodeId r, const std::stri
 }
 
 }  // namespace
+
+int64_t warp_lanes(const Graph& kernel, ValueId v, NodeId r, int threads) {
+  const Node& reduce = kernel.node(r);
+  const Shape& xs = kernel.value(reduce.inputs[0]).type.shape;
+  // The reduce axes are the innermost dims (warp_reduction).
+  size_t first = xs.size() - attr_ints(reduce.attrs, "axes").size();
+  int64_t volume = 1;
+  for (size_t d = first; d < xs.size(); ++d) volume *= xs[d];
+  return lanes_per_element(num_elements(kernel.value(v).type.shape), volume, threads);
+}
 
 NodeId warp_reduction(const Graph& kernel, ValueId v, const std::vector<ValueHome>& homes) {
   NodeId r = inline_reduction(kernel, v, homes);

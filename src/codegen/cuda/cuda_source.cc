@@ -273,7 +273,9 @@ CudaKernelShape cuda_kernel_shape(const Graph& kernel) {
   for (ValueId v = 0; v < static_cast<ValueId>(kernel.num_values()); ++v) {
     if (materialized[v]) shape.scratch_bytes += scratch_bytes(kernel, v);
     if (!shape.stored[v] || kernel.value(v).producer == kNoNode) continue;
-    int64_t lanes = cuda_impl::warp_reduction(kernel, v, homes) != kNoNode ? cuda_impl::kWarp : 1;
+    NodeId r = cuda_impl::warp_reduction(kernel, v, homes);
+    int64_t lanes =
+        r != kNoNode ? cuda_impl::warp_lanes(kernel, v, r, cuda_impl::kDefaultThreads) : 1;
     shape.threads = std::max(shape.threads, num_elements(kernel.value(v).type.shape) * lanes);
   }
   return shape;

@@ -161,8 +161,9 @@ struct CudaKernelShape {
   /// values are inlined, computed again at every read of their consumers.
   std::vector<bool> stored;
   /// The most threads one phase of the code can keep busy: one per element of the value it
-  /// computes, a warp's lanes per element of a row reduction run one warp per element. What
-  /// the root's tile config and the block-computed values make of it is not known here.
+  /// computes, a group of lanes per element of a row reduction run one warp (or more, where
+  /// rows are few) per element. What the root's tile config and the block-computed values make
+  /// of it is not known here.
   int64_t threads = 1;
 };
 CudaKernelShape cuda_kernel_shape(const Graph& kernel);
