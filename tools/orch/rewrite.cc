@@ -85,8 +85,9 @@ void add_rewrite_command(CLI::App& app) {
   cmd->add_option("--seconds", args->seconds, "Search budget: seconds")->capture_default_str();
   cmd->add_option("--alpha", args->alpha, "Relaxation: keep graphs up to alpha * best cost");
   cmd->add_option("--fuel", args->fuel,
-                  fmt::format("Search budget: rule applications; a smaller N bisects a bad "
-                              "rewrite (default: ORCH_REWRITE_FUEL or {}, as orch optimize)",
+                  fmt::format("Search budget: rule applications, negative for no limit; a "
+                              "smaller N bisects a bad rewrite (default: ORCH_REWRITE_FUEL or {}, "
+                              "as orch optimize)",
                               driver::kRewriteApplications));
   cmd->add_option("--disable", args->disabled, "Do not apply this rule (repeatable)");
   add_shape_option(*cmd, args->shapes);
