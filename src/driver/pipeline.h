@@ -12,10 +12,11 @@
 namespace orch::driver {
 
 /// Rule applications the pipeline's rewrite search may make: a budget of work rather than of
-/// time, so that a model gives the same primitive graph, hence the same plan, on any machine at
-/// any load. A 10 s limit had stopped Segformer-B0's search at 25-84 steps depending on the
-/// load; its 300 steps take 4,627 applications, about 11 s here (2 cores), and every other zoo
-/// model ends its search well within it.
+/// time, so that a model gives the same primitive graph on any machine at any load (and the same
+/// plan, where the orchestration solver ends within its time limit). A 10 s limit had stopped
+/// Segformer-B0's search at a step that depended on the load; its 300 steps take 4,627
+/// applications, about 11 s here (2 cores), and every other zoo model ends its search well
+/// within it.
 inline constexpr int64_t kRewriteApplications = 5000;
 
 /// The pipeline's rewrite budget: 300 search steps (enough for Korch's attention rewrite on a
