@@ -18,15 +18,11 @@ struct RewriteArgs {
   std::string model;
   std::string out;
   std::vector<std::string> shapes;
-  std::vector<std::string> disabled;
   bool report = false;
   bool list_rules = false;
   bool no_search = false;
-  // The budget of `orch optimize`'s rewrite stage, so that both write the same graph.
-  int steps = driver::default_rewrite_options().max_steps;
-  double seconds = driver::default_rewrite_options().max_seconds;
-  double alpha = driver::default_rewrite_options().alpha;
-  int64_t fuel = driver::default_rewrite_options().fuel;
+  // `orch optimize`'s rewrite options, so that both write the same graph; the flags change them.
+  rewrite::RewriteOptions options = driver::default_rewrite_options();
 };
 
 void list_rules() {
@@ -37,16 +33,11 @@ void list_rules() {
 void run_rewrite_command(const RewriteArgs& args) {
   if (args.list_rules) return list_rules();
   check(!args.model.empty(), "MODEL is required (or --list-rules)");
-  for (const std::string& name : args.disabled)
+  for (const std::string& name : args.options.disabled)
     check(rewrite::find_rule(name) != nullptr, "--disable: no rule '{}' (see --list-rules)", name);
   Graph graph = fission::fission(driver::load_model(args.model, import_options(args.shapes)));
-  rewrite::RewriteOptions options;
-  options.max_steps = args.steps;
-  options.max_seconds = args.seconds;
-  options.alpha = args.alpha;
+  rewrite::RewriteOptions options = args.options;
   options.search = !args.no_search;
-  options.disabled = args.disabled;
-  options.fuel = args.fuel;
   rewrite::RewriteReport report;
   Graph result = rewrite::rewrite(graph, options, &report);
   fmt::print("{} primitives -> {}; analytic cost {:.2f} us -> {:.2f} us ({:+.1f}%)\n",
@@ -80,16 +71,16 @@ void add_rewrite_command(CLI::App& app) {
   cmd->add_flag("--report", args->report, "Print the rules applied and the search's statistics");
   cmd->add_flag("--list-rules", args->list_rules, "List the rules with their legality conditions");
   cmd->add_flag("--no-search", args->no_search, "Cleanup rules only");
-  cmd->add_option("--steps", args->steps, "Search budget: graphs taken from the queue")
+  cmd->add_option("--steps", args->options.max_steps, "Search budget: graphs taken from the queue")
       ->capture_default_str();
-  cmd->add_option("--seconds", args->seconds, "Search budget: seconds")->capture_default_str();
-  cmd->add_option("--alpha", args->alpha, "Relaxation: keep graphs up to alpha * best cost");
-  cmd->add_option("--fuel", args->fuel,
+  cmd->add_option("--seconds", args->options.max_seconds, "Search budget: seconds")->capture_default_str();
+  cmd->add_option("--alpha", args->options.alpha, "Relaxation: keep graphs up to alpha * best cost");
+  cmd->add_option("--fuel", args->options.fuel,
                   fmt::format("Search budget: rule applications, negative for no limit; a "
                               "smaller N bisects a bad rewrite (default: ORCH_REWRITE_FUEL or {}, "
                               "as orch optimize)",
                               driver::kRewriteApplications));
-  cmd->add_option("--disable", args->disabled, "Do not apply this rule (repeatable)");
+  cmd->add_option("--disable", args->options.disabled, "Do not apply this rule (repeatable)");
   add_shape_option(*cmd, args->shapes);
   cmd->callback([args] { run_rewrite_command(*args); });
 }
