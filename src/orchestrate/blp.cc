@@ -17,7 +17,9 @@
 // two nonzeros per dependency instead of one per writer (for all 14108 convex subgraphs of
 // a 39-primitive graph: 0.1M dependency nonzeros against 118M).
 // Coverage rows: Σ_{k computes p} u_k >= 1 for every ancestor p of a graph output.
-// Cycle cuts: Σ_{k in S} u_k - Σ_{i in W} u_i <= |S| - 1.
+// Cycle cuts over a buffer set J: a continuous w_J in [0, 1] with w_J - Σ_{i in O} u_i <= 0 (O:
+// the columns writing some of J, reading none) and y_j - w_J <= 0 for j in J; without buffer
+// variables, u_k - w_J <= 0 for each k reading some of J.
 #include <coin/CbcModel.hpp>
 #include <coin/CbcSolver.hpp>
 #include <coin/CoinPackedMatrix.hpp>
@@ -61,7 +63,10 @@ struct Model {
   std::vector<double> value;
   std::vector<int> buffer_column;           // y_j's column, -1 when j has none
   std::vector<char> integer;                // per column
-  std::vector<std::vector<int>> need_sets;  // the buffers of each z_S, whose columns come last
+  int first_need_set = 0;                   // the column of the first z_S
+  std::vector<std::vector<int>> need_sets;  // the buffers of each z_S, in consecutive columns
+  int first_cut = 0;                        // the column of the first cut's w_J (columns last)
+  std::vector<std::vector<int>> cut_first_writers;  // each w_J's first writers
 };
 
 void add_row(Model& model, const std::vector<int>& index, const std::vector<double>& value,
@@ -113,6 +118,7 @@ Model build_model(const Columns& columns, const std::vector<CycleCut>& cuts,
       add_row(model, index, value, -inf, 0);
     }
     std::map<std::vector<int>, int> set_column;
+    model.first_need_set = static_cast<int>(model.objective.size());
     for (int k = 0; k < m; ++k) {
       const std::vector<int>& needs = columns.needs[k];
       if (!options.need_sets || needs.size() <= 1) {
@@ -157,19 +163,35 @@ Model build_model(const Columns& columns, const std::vector<CycleCut>& cuts,
   // segformer-b0's 16,992-candidate subgraph solves in 1.5 s instead of 6.9 s.
   model.integer.assign(model.objective.size(), 0);
   std::fill(model.integer.begin(), model.integer.begin() + m, 1);
+  // A cut over buffers J: w_J <= Σ first writers (w_J continuous), and y_j <= w_J for each j in
+  // J, which the readers' rows u_k <= y_j carry over to them: |J| rows instead of one per reader
+  // (thousands on YOLOX-Nano's parts). Without buffer variables, u_k <= w_J per reader.
+  model.first_cut = static_cast<int>(model.objective.size());
   for (const CycleCut& cut : cuts) {
-    std::vector<int> index = cut.members;
-    std::vector<double> value(index.size(), 1);
-    for (int w : cut.outside_writers) {
-      index.push_back(w);
+    const int w = static_cast<int>(model.objective.size());
+    model.col_lower.push_back(0);
+    model.col_upper.push_back(1);
+    model.objective.push_back(0);
+    model.integer.push_back(0);
+    model.cut_first_writers.push_back(cut.first_writers);
+    std::vector<int> index{w};
+    std::vector<double> value{1};
+    for (int i : cut.first_writers) {
+      index.push_back(i);
       value.push_back(-1);
     }
-    add_row(model, index, value, -inf, static_cast<double>(cut.members.size()) - 1);
+    add_row(model, index, value, -inf, 0);
+    if (buffer_variables) {
+      for (int j : cut.buffers) add_row(model, {model.buffer_column[j], w}, {1, -1}, -inf, 0);
+    } else {
+      for (int k : cut.readers) add_row(model, {k, w}, {1, -1}, -inf, 0);
+    }
   }
   return model;
 }
 
-// Column values of an executable set of columns: u from the set, y_j = 1 where written.
+// Column values of an executable set of columns: u from the set, y_j = 1 where written, z_S
+// where all of S is, w_J where a first writer of J is chosen.
 std::vector<double> start_values(const Columns& columns, const Model& model,
                                  const std::vector<int>& chosen) {
   std::vector<double> values(model.objective.size(), 0);
@@ -179,11 +201,14 @@ std::vector<double> start_values(const Columns& columns, const Model& model,
       if (model.buffer_column[j] >= 0) values[model.buffer_column[j]] = 1;
     }
   }
-  const size_t first_set = values.size() - model.need_sets.size();
   for (size_t s = 0; s < model.need_sets.size(); ++s) {
-    double& z = values[first_set + s];
+    double& z = values[model.first_need_set + s];
     z = 1;
     for (int j : model.need_sets[s]) z = std::min(z, values[model.buffer_column[j]]);
+  }
+  for (size_t c = 0; c < model.cut_first_writers.size(); ++c) {
+    for (int i : model.cut_first_writers[c])
+      values[model.first_cut + c] = std::max(values[model.first_cut + c], values[i]);
   }
   return values;
 }

@@ -107,15 +107,18 @@ std::vector<int> chain_plan(const Columns& columns, int max_states);
 std::vector<int> repaired_plan(const Columns& columns, const std::vector<int>& cyclic,
                                const std::vector<int>& incumbent);
 
-/// A valid inequality cutting off a cycle: Σ_{k in members} u_k - Σ_{i in outside_writers}
-/// u_i <= |members| - 1 ("all members only if someone outside writes a missing input").
+/// A valid inequality cutting off every cycle over a set J of buffers: whichever chosen kernel
+/// writes some of J first reads none of J, so once some of J is written (or read), a chosen
+/// kernel writes J without reading it: u_k <= Σ_{i in first_writers} u_i for each k in `readers`
+/// (the columns reading some of J; `first_writers` write some of J and read none of it).
 struct CycleCut {
-  std::vector<int> members;
-  std::vector<int> outside_writers;
+  std::vector<int> buffers;  // J
+  std::vector<int> readers;
+  std::vector<int> first_writers;
 };
 
 /// Cuts violated by a chosen set whose replay got stuck: one per cycle of stuck columns that
-/// wait only on each other.
+/// wait only on each other, over the buffers they wait on.
 std::vector<CycleCut> cycle_cuts(const Columns& columns, const Replay& stuck_replay);
 
 /// Total cost of a set of columns.

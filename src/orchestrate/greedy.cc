@@ -187,8 +187,12 @@ class Components {
 
 // A stuck column waits on buffers that only stuck columns write. In the graph "k waits on a
 // stuck writer of one of its missing inputs", every column has an edge, so each component with
-// no edge leaving it is a cycle S whose missing inputs J only S writes. In any executable plan
-// the first member of S to run reads all of J from kernels outside S, hence the cut.
+// no edge leaving it is a cycle S whose missing inputs J only S writes. Each member of S reads J
+// and, being waited on, writes J: no chosen kernel writes J without reading it, which the cut
+// over J forbids. It also forbids every other set of kernels that would pass J around in a
+// cycle; a cut naming S's members alone let CBC swap one member for an equal-cost alternative
+// (horizontal fusions have many) and come back cyclic round after round: YOLOX-Nano's parts
+// took 16-20 rounds of one cut each and ended at the time limit.
 std::vector<CycleCut> cycle_cuts(const Columns& columns, const Replay& stuck_replay) {
   const std::vector<int>& stuck = stuck_replay.stuck;
   const int s = static_cast<int>(stuck.size());
@@ -211,24 +215,26 @@ std::vector<CycleCut> cycle_cuts(const Columns& columns, const Replay& stuck_rep
       if (components.of(w) != components.of(v)) has_exit[components.of(v)] = 1;
     }
   }
+  auto touches = [](const std::vector<int>& buffers, const std::vector<char>& in_set) {
+    return std::any_of(buffers.begin(), buffers.end(), [&](int j) { return in_set[j]; });
+  };
   std::vector<CycleCut> cuts;
   for (int c = 0; c < components.count(); ++c) {
     if (has_exit[c]) continue;
-    CycleCut cut;
-    std::vector<char> in_cut(columns.size(), 0), needed(columns.num_buffers, 0);
+    std::vector<char> in_set(columns.num_buffers, 0);
     for (int v = 0; v < s; ++v) {
       if (components.of(v) != c) continue;
-      cut.members.push_back(stuck[v]);
-      in_cut[stuck[v]] = 1;
-      for (int j : missing[v]) needed[j] = 1;
+      for (int j : missing[v]) in_set[j] = 1;
+    }
+    CycleCut cut;
+    for (int j = 0; j < columns.num_buffers; ++j) {
+      if (in_set[j]) cut.buffers.push_back(j);
     }
     for (int k = 0; k < columns.size(); ++k) {
-      if (in_cut[k]) continue;
-      const std::vector<int>& writes = columns.writes[k];
-      if (std::any_of(writes.begin(), writes.end(), [&](int j) { return needed[j]; }))
-        cut.outside_writers.push_back(k);
+      bool reads = touches(columns.needs[k], in_set);
+      if (reads) cut.readers.push_back(k);
+      if (!reads && touches(columns.writes[k], in_set)) cut.first_writers.push_back(k);
     }
-    std::sort(cut.members.begin(), cut.members.end());
     cuts.push_back(std::move(cut));
   }
   return cuts;

@@ -23,8 +23,8 @@
 //   - lazily added cycle cuts: two convex kernels can each need a buffer that only the other
 //     writes (a = {a1, a2}, b = {b1, b2} with a1 -> b1 and b2 -> a2), which the paper's
 //     constraints accept although no order can run them. When the solution is such a cycle,
-//     the cut "not all of S unless an outside kernel writes one of S's missing inputs" is added
-//     and the program solved again.
+//     over buffers J that only kernels reading J write, the cut "a kernel reading J needs a
+//     chosen kernel that writes J without reading it" is added and the program solved again.
 // Example: primitives p0 -> {p1, p2, p3}; candidates {p0}, {pk}, {p0, pk}. When fusing p0 into
 // each consumer costs less than writing and reading p0, the plan is three kernels {p0, pk}:
 // p0 runs three times (Korch Fig. 4c).

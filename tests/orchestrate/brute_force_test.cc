@@ -124,5 +124,32 @@ TEST(BruteForce, NeedSetsShareRowsWithTheSameOptimum) {
   EXPECT_EQ(testing::brute_force_optimum(problem), 3.5);
 }
 
+// Two chains a0 -> a1 -> a2 and b0 -> b1 -> b2 with a horizontal kernel {ai, bj} for every pair,
+// the crossed ones (i != j) cheaper: every permutation but the identity pairs up the steps so
+// that its kernels wait on each other, and a cut that names one cycle's kernels leaves CBC the
+// other four. The cut over the buffers the cycle passes around forbids them together.
+TEST(BruteForce, CrossedHorizontalKernelsAreCutOffTogether) {
+  const int n = 3;
+  OrchestrationProblem problem{.num_primitives = 2 * n};  // a_i = i, b_i = n + i
+  problem.primitive_inputs.resize(2 * n);
+  for (int i = 1; i < n; ++i) {
+    problem.primitive_inputs[i] = {i - 1};
+    problem.primitive_inputs[n + i] = {n + i - 1};
+  }
+  problem.graph_outputs = {n - 1, 2 * n - 1};
+  for (int p = 0; p < 2 * n; ++p) problem.candidates.push_back({{p}, {p}, 10, "single"});
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < n; ++j)
+      problem.candidates.push_back({{i, n + j}, {i, n + j}, i == j ? 1.5 : 1.0, "pair"});
+  }
+  ASSERT_LE(problem.candidates.size(), 16u);
+  std::optional<double> expected = testing::brute_force_optimum(problem);
+  ASSERT_TRUE(expected);
+  Plan plan = compare(problem, {}, expected, "crossed chains", nullptr).value();
+  EXPECT_DOUBLE_EQ(plan.objective_us, 4.5);  // the identity: no other pairing runs
+  EXPECT_GE(plan.stats.cycle_cuts, 1);
+  EXPECT_LE(plan.stats.rounds, 3);
+}
+
 }  // namespace
 }  // namespace orch

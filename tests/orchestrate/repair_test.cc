@@ -1,4 +1,5 @@
-// A cyclic solution made runnable with the incumbent's help (orchestrate_detail::repaired_plan).
+// A cyclic solution made runnable with the incumbent's help (orchestrate_detail::repaired_plan),
+// and the cut against it (cycle_cuts).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -56,6 +57,25 @@ TEST(RepairedPlan, IsNeverWorseThanTheIncumbentWhenTheSolutionHelpsNothing) {
   std::vector<int> repaired = repaired_plan(columns, {column(0), column(1)}, incumbent);
   EXPECT_TRUE(replay(columns, repaired).complete(columns));
   EXPECT_DOUBLE_EQ(total_cost(columns, repaired), 40);
+}
+
+// {a, b} passes a1 (buffer 0) and b2 (buffer 3) around: the cut is over those two buffers. Every
+// column reading one of them needs a1 or b2, the only columns that write one and read neither.
+TEST(CycleCuts, CoverTheBuffersTheCycleWaitsOn) {
+  OrchestrationProblem problem = crossed_chains();
+  OrchestrateStats stats;
+  Columns columns = build_columns(problem, false, stats);
+  auto column = [&](int candidate) { return columns.column_of_candidate[candidate]; };
+  Replay stuck = replay(columns, {column(0), column(1)});
+  ASSERT_EQ(stuck.stuck.size(), 2u);
+
+  std::vector<CycleCut> cuts = cycle_cuts(columns, stuck);
+  ASSERT_EQ(cuts.size(), 1u);
+  EXPECT_EQ(cuts[0].buffers, (std::vector<int>{0, 3}));
+  EXPECT_EQ(labels(problem, columns, cuts[0].readers),
+            (std::vector<std::string>{"a", "a2", "b", "b1"}));
+  EXPECT_EQ(labels(problem, columns, cuts[0].first_writers),
+            (std::vector<std::string>{"a1", "b2"}));
 }
 
 }  // namespace
