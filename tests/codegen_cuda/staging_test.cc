@@ -69,6 +69,20 @@ constexpr const char* kSquareMatMulTransposed = R"(graph g(%a: f32[16,24], %b: f
   return %y
 })";
 
+// The MatMul's operands are staged; the Concat's and the split Reshape's inputs are read from
+// memory as each staged element is computed.
+constexpr const char* kConcatMatMul = R"(graph g(%a: f32[8,32], %b: f32[8,32], %w: f32[32,16]) {
+  %c: f32[16,32] = prim.Concat(%a, %b) {axis = 0}
+  %m: f32[16,16] = prim.MatMul(%c, %w)
+  return %m
+})";
+
+constexpr const char* kSplitReshapeMatMul = R"(graph g(%x: f32[4,64], %w: f32[4,16,8]) {
+  %r: f32[4,4,16] = prim.Reshape(%x) {shape = [4, 4, 16]}
+  %m: f32[4,4,8] = prim.MatMul(%r, %w)
+  return %m
+})";
+
 std::vector<CudaCase> staged_cases() {
   return {tiled_case("square matmul transposed", kSquareMatMulTransposed, {{8, 8}, {2, 2}, 0}),
           tiled_case("matmul prologues 16x16", kMatMulPrologues, {{16, 16}, {2, 2}, 0}),
@@ -76,7 +90,9 @@ std::vector<CudaCase> staged_cases() {
           tiled_case("batched matmul", kBatchedMatMul, {{1, 8, 8}, {1, 2, 2}, 0}),
           tiled_case("strided conv", kStridedConv, {{1, 4, 4, 4}, {1, 1, 1, 2}, 0}),
           tiled_case("depthwise conv", kDepthwiseConv, {{1, 2, 4, 8}, {1, 1, 2, 2}, 0}),
-          tiled_case("softmax rows", fused_kernel_text("softmax"), {{8, 64}, {2, 4}, 0})};
+          tiled_case("softmax rows", fused_kernel_text("softmax"), {{8, 64}, {2, 4}, 0}),
+          tiled_case("concat then matmul", kConcatMatMul, {{8, 8}, {2, 2}, 0}),
+          tiled_case("split reshape then matmul", kSplitReshapeMatMul, {{1, 4, 8}, {1, 1, 1}, 0})};
 }
 
 std::vector<CudaCase> stepped_cases() {
@@ -132,7 +148,9 @@ TEST(CudaStaging, DrawnConfigsMatchTheInterpreter) {
       {"depthwise conv", kDepthwiseConv},
       {"matmul then transpose", kMatMulTranspose},
       {"matmul, bias, reshape", kMatMulBiasReshape},
-      {"matmul plus its transpose", kMatMulPlusTranspose}};
+      {"matmul plus its transpose", kMatMulPlusTranspose},
+      {"concat then matmul", kConcatMatMul},
+      {"split reshape then matmul", kSplitReshapeMatMul}};
   for (const FusedKernel& k : fused_kernels()) kernels.emplace_back(k.name, k.text);
   std::mt19937 rng(11);
   std::vector<CudaCase> cases;

@@ -88,6 +88,41 @@ TEST(GpuStaging, StepwiseConfigsAndIrregularKernelsStageNothing) {
                   .empty());
 }
 
+// A Concat or a Reshape that splits dims places its own inputs irregularly, not what it feeds:
+// the MatMul's operands still move with the block (the concatenated rows 8*b0.., the reshaped
+// batch b0), while the Concat's and the Reshape's inputs are read from memory.
+TEST(GpuStaging, OperandsBelowAnIrregularProducerAreStillStaged) {
+  std::vector<StagedRegion> concat =
+      regions_of(R"(graph g(%a: f32[8,32], %b: f32[8,32], %w: f32[32,16]) {
+  %c: f32[16,32] = prim.Concat(%a, %b) {axis = 0}
+  %m: f32[16,16] = prim.MatMul(%c, %w)
+  return %m
+})",
+                 {{8, 8}, {2, 2}, 0});
+  ASSERT_EQ(concat.size(), 2u);
+  EXPECT_EQ(concat[0].value, 2);  // %w: all 32 rows, the block's 8 columns
+  EXPECT_EQ(concat[0].step, (std::vector<std::vector<int64_t>>{{0, 0}, {0, 8}}));
+  EXPECT_EQ(concat[0].size, (std::vector<int64_t>{32, 8}));
+  EXPECT_EQ(concat[1].value, 3);  // %c: the block's 8 rows, all 32 columns
+  EXPECT_EQ(concat[1].step, (std::vector<std::vector<int64_t>>{{8, 0}, {0, 0}}));
+  EXPECT_EQ(concat[1].size, (std::vector<int64_t>{8, 32}));
+
+  Graph split = parse_graph(R"(graph g(%x: f32[4,64], %w: f32[4,16,8]) {
+  %r: f32[4,4,16] = prim.Reshape(%x) {shape = [4, 4, 16]}
+  %m: f32[4,4,8] = prim.MatMul(%r, %w)
+  return %m
+})");
+  TileGraph tg = make_tile_graph(split);
+  EXPECT_EQ(affinely_placed(tg), (std::vector<bool>{false, true, true, true}));
+  std::vector<StagedRegion> r = staged_regions(tg, {{1, 4, 8}, {1, 1, 1}, 0});
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].value, 1);  // %w: batch b0, all of it
+  EXPECT_EQ(r[0].step, (std::vector<std::vector<int64_t>>{{1, 0, 0}, {0, 0, 0}, {0, 0, 0}}));
+  EXPECT_EQ(r[1].value, 2);  // %r: batch b0, all of it
+  EXPECT_EQ(r[1].step, (std::vector<std::vector<int64_t>>{{1, 0, 0}, {0, 0, 0}, {0, 0, 0}}));
+  EXPECT_EQ(r[1].size, (std::vector<int64_t>{1, 4, 16}));
+}
+
 // The analytic model stages what the code stages: nothing in a kernel with a Concat.
 TEST(GpuStaging, TheModelStagesNothingWhereTheCodeCannot) {
   GpuMachine h200 = load_gpu(std::string(ORCH_SOURCE_DIR) + "/machines/h200.json");

@@ -218,8 +218,8 @@ std::vector<bool> root_phase_reads(const Graph& kernel, ValueId root,
 /// The materialized values the root phase of `tg` could compute per block into shared memory,
 /// instead of a phase of their own writing them to scratch (Welder's block-level fusion: the
 /// statistics of a softmax or a layer norm row): results of prim.Reduce, MatMul or Conv with an
-/// index map that no kernel output but the root reads, in a kernel whose regions move affinely
-/// with the block (schedule::stages_affinely).
+/// index map that no kernel output but the root reads, whose regions move affinely with the block
+/// (schedule::affinely_placed).
 std::vector<bool> block_candidates(const schedule::TileGraph& tg,
                                    const std::vector<bool>& materialized);
 

@@ -50,16 +50,31 @@ int64_t partials_bytes(int64_t threads, int64_t warp_size) {
   return aligned(threads / warp_size * 8);
 }
 
-bool stages_affinely(const TileGraph& tg) {
+namespace {
+
+bool affine_node(const TileGraph& tg, NodeId n) {
   const Graph& g = *tg.graph;
-  for (NodeId n = 0; n < static_cast<NodeId>(g.num_nodes()); ++n) {
+  const Node& node = g.node(n);
+  if (!tg.maps[n] || kAffineOps.count(node.op) == 0) return false;
+  if (node.op == "prim.Conv" ? !affine_channels(g, node) : tg.split[n]) return false;
+  return node.op != "prim.Pad" || attr_string(node.attrs, "mode", "constant") != "reflect";
+}
+
+}  // namespace
+
+std::vector<bool> affinely_placed(const TileGraph& tg) {
+  const Graph& g = *tg.graph;
+  std::vector<bool> placed(g.num_values(), true);
+  // Readers before what they read: a value's region is the hull of the boxes its readers need.
+  for (NodeId n = static_cast<NodeId>(g.num_nodes()) - 1; n >= 0; --n) {
     const Node& node = g.node(n);
-    if (!tg.maps[n] || kAffineOps.count(node.op) == 0) return false;
-    if (node.op == "prim.Conv" ? !affine_channels(g, node) : tg.split[n]) return false;
-    if (node.op == "prim.Pad" && attr_string(node.attrs, "mode", "constant") == "reflect")
-      return false;
+    bool moves = affine_node(tg, n) && std::all_of(node.outputs.begin(), node.outputs.end(),
+                                                   [&](ValueId v) { return placed[v]; });
+    if (moves) continue;
+    for (ValueId in : node.inputs)
+      if (in != kNoValue) placed[in] = false;
   }
-  return true;
+  return placed;
 }
 
 namespace {
@@ -118,7 +133,7 @@ std::vector<StagedRegion> staged_regions(const TileGraph& tg, const GpuTileConfi
   const Graph& g = *tg.graph;
   const Shape& shape = g.value(tg.root).type.shape;
   if (config.reduce_step > 0 && (stepped == kNoNode || !tg.maps[stepped])) return {};
-  if (!stages_affinely(tg)) return {};
+  std::vector<bool> placed = affinely_placed(tg);
   Layout l{&tg, &config, config.reduce_step > 0 ? stepped : kNoNode, shape.size(), {}};
   for (size_t d = 0; d < l.rank; ++d)
     l.counts.push_back((shape[d] + config.block[d] - 1) / config.block[d]);
@@ -138,7 +153,7 @@ std::vector<StagedRegion> staged_regions(const TileGraph& tg, const GpuTileConfi
   Regions base_regions = block_regions(reference);
   std::vector<StagedRegion> out;
   for (ValueId v = 0; v < static_cast<ValueId>(g.num_values()); ++v) {
-    if (!staged[v] || !base_regions[v]) continue;
+    if (!staged[v] || !placed[v] || !base_regions[v]) continue;
     std::optional<Box> base = region_at(l, base_regions, v, reference);
     if (!base) continue;
     StagedRegion s;

@@ -46,18 +46,20 @@ int64_t staged_array_bytes(const std::vector<int64_t>& size, int64_t esize);
 /// (8 bytes per warp of a block of `threads`), which a computed value takes besides its own.
 int64_t partials_bytes(int64_t threads, int64_t warp_size);
 
-/// Whether the regions of every primitive of the kernel move affinely with the block, which the
-/// generated code's staging needs (staged_regions); the GPU tile model stages nothing otherwise.
-bool stages_affinely(const TileGraph& tg);
+/// Per value of the kernel, whether its region moves affinely with the block, which the
+/// generated code's staging needs (staged_regions): whether every primitive on a path from it to
+/// a kernel output maps its output's box to its inputs' by a fixed stride. Not so below a
+/// Concat, Resize, Gather, GatherElements, Tile, ConvTranspose, a grouped Conv that is not
+/// depthwise, a reflecting Pad or a Reshape that splits dims; a value above one (the Reshape's
+/// output, read by a MatMul) still is.
+std::vector<bool> affinely_placed(const TileGraph& tg);
 
 /// The staged values of `config` (staged_values) and those `computed` marks (values the block
 /// computes itself into shared memory; empty: none), in value order, with their regions. With
 /// config.reduce_step > 0, `stepped` is the one reduction whose reduce axes the generated code
 /// walks a step at a time (its consumers' other reductions read their inputs whole); kNoNode
-/// then stages nothing. Empty when the kernel has a primitive whose regions need not move
-/// affinely with the block (Concat, Resize, Gather, GatherElements, Tile, ConvTranspose, a
-/// grouped Conv that is not depthwise, a Reshape that splits dims). A staged value whose region
-/// breaks the affine rule at some checked block or step is left out (read from memory).
+/// then stages nothing. A value whose region need not move affinely (affinely_placed), or breaks
+/// the affine rule at some checked block or step, is left out (read from memory).
 std::vector<StagedRegion> staged_regions(const TileGraph& tg, const GpuTileConfig& config,
                                          NodeId stepped = kNoNode,
                                          const std::vector<bool>& computed = {});

@@ -6,8 +6,8 @@
 //   output elements: MatMul operands, a reduction's result broadcast over a row) is staged in
 //   shared memory, one reduce step at a time; a value each output element reads once goes from
 //   global memory straight to registers, and an intermediate without reuse stays in registers
-//   (fused, recomputed per use). A kernel whose regions need not move affinely with the block
-//   (stages_affinely, gpu_staging.h) stages nothing: the generated code could not. The arrays
+//   (fused, recomputed per use). A value whose region need not move affinely with the block
+//   (affinely_placed, gpu_staging.h) is not staged: the generated code could not. The arrays
 //   are the code's (staged_regions): a region as large as any block needs it, a value whose
 //   region breaks the affine rule at some block left in memory, and only values the root's
 //   phase reads (GpuKernelForm::read).
