@@ -66,7 +66,6 @@ struct Model {
   int first_need_set = 0;                   // the column of the first z_S
   std::vector<std::vector<int>> need_sets;  // the buffers of each z_S, in consecutive columns
   int first_cut = 0;                        // the column of the first cut's w_J (columns last)
-  std::vector<std::vector<int>> cut_first_writers;  // each w_J's first writers
 };
 
 void add_row(Model& model, const std::vector<int>& index, const std::vector<double>& value,
@@ -77,6 +76,30 @@ void add_row(Model& model, const std::vector<int>& index, const std::vector<doub
   model.row_length.push_back(static_cast<int>(index.size()));
   model.row_lower.push_back(lower);
   model.row_upper.push_back(upper);
+}
+
+// A cut over buffers J: w_J <= Σ first writers (w_J continuous), and y_j <= w_J for each j in
+// J, which the readers' rows u_k <= y_j carry over to them: |J| rows instead of one per reader
+// (thousands on YOLOX-Nano's parts). Without buffer variables, u_k <= w_J per reader.
+void add_cycle_cut(Model& model, const CycleCut& cut, bool buffer_variables) {
+  const double inf = COIN_DBL_MAX;
+  const int w = static_cast<int>(model.objective.size());
+  model.col_lower.push_back(0);
+  model.col_upper.push_back(1);
+  model.objective.push_back(0);
+  model.integer.push_back(0);
+  std::vector<int> index{w};
+  std::vector<double> value{1};
+  for (int i : cut.first_writers) {
+    index.push_back(i);
+    value.push_back(-1);
+  }
+  add_row(model, index, value, -inf, 0);
+  if (buffer_variables) {
+    for (int j : cut.buffers) add_row(model, {model.buffer_column[j], w}, {1, -1}, -inf, 0);
+  } else {
+    for (int k : cut.readers) add_row(model, {k, w}, {1, -1}, -inf, 0);
+  }
 }
 
 Model build_model(const Columns& columns, const std::vector<CycleCut>& cuts,
@@ -163,37 +186,15 @@ Model build_model(const Columns& columns, const std::vector<CycleCut>& cuts,
   // segformer-b0's 16,992-candidate subgraph solves in 1.5 s instead of 6.9 s.
   model.integer.assign(model.objective.size(), 0);
   std::fill(model.integer.begin(), model.integer.begin() + m, 1);
-  // A cut over buffers J: w_J <= Σ first writers (w_J continuous), and y_j <= w_J for each j in
-  // J, which the readers' rows u_k <= y_j carry over to them: |J| rows instead of one per reader
-  // (thousands on YOLOX-Nano's parts). Without buffer variables, u_k <= w_J per reader.
   model.first_cut = static_cast<int>(model.objective.size());
-  for (const CycleCut& cut : cuts) {
-    const int w = static_cast<int>(model.objective.size());
-    model.col_lower.push_back(0);
-    model.col_upper.push_back(1);
-    model.objective.push_back(0);
-    model.integer.push_back(0);
-    model.cut_first_writers.push_back(cut.first_writers);
-    std::vector<int> index{w};
-    std::vector<double> value{1};
-    for (int i : cut.first_writers) {
-      index.push_back(i);
-      value.push_back(-1);
-    }
-    add_row(model, index, value, -inf, 0);
-    if (buffer_variables) {
-      for (int j : cut.buffers) add_row(model, {model.buffer_column[j], w}, {1, -1}, -inf, 0);
-    } else {
-      for (int k : cut.readers) add_row(model, {k, w}, {1, -1}, -inf, 0);
-    }
-  }
+  for (const CycleCut& cut : cuts) add_cycle_cut(model, cut, buffer_variables);
   return model;
 }
 
 // Column values of an executable set of columns: u from the set, y_j = 1 where written, z_S
 // where all of S is, w_J where a first writer of J is chosen.
-std::vector<double> start_values(const Columns& columns, const Model& model,
-                                 const std::vector<int>& chosen) {
+std::vector<double> start_values(const Columns& columns, const std::vector<CycleCut>& cuts,
+                                 const Model& model, const std::vector<int>& chosen) {
   std::vector<double> values(model.objective.size(), 0);
   for (int k : chosen) {
     values[k] = 1;
@@ -206,15 +207,16 @@ std::vector<double> start_values(const Columns& columns, const Model& model,
     z = 1;
     for (int j : model.need_sets[s]) z = std::min(z, values[model.buffer_column[j]]);
   }
-  for (size_t c = 0; c < model.cut_first_writers.size(); ++c) {
-    for (int i : model.cut_first_writers[c])
-      values[model.first_cut + c] = std::max(values[model.first_cut + c], values[i]);
+  for (size_t c = 0; c < cuts.size(); ++c) {
+    double& w = values[model.first_cut + c];
+    for (int i : cuts[c].first_writers) w = std::max(w, values[i]);
   }
   return values;
 }
 
-BlpResult run_cbc(const Columns& columns, const Model& model, const std::vector<int>& warm,
-                  double time_limit_s, const OrchestrateOptions& options) {
+BlpResult run_cbc(const Columns& columns, const std::vector<CycleCut>& cuts, const Model& model,
+                  const std::vector<int>& warm, double time_limit_s,
+                  const OrchestrateOptions& options) {
   const int num_columns = static_cast<int>(model.objective.size());
   const int num_rows = static_cast<int>(model.row_lower.size());
   CoinPackedMatrix matrix(false, num_columns, num_rows, model.row_start.back(), model.value.data(),
@@ -235,7 +237,7 @@ BlpResult run_cbc(const Columns& columns, const Model& model, const std::vector<
   cbc.setLogLevel(0);
   cbc.messageHandler()->setLogLevel(0);
   if (!warm.empty()) {
-    std::vector<double> start = start_values(columns, model, warm);
+    std::vector<double> start = start_values(columns, cuts, model, warm);
     cbc.setBestSolution(start.data(), num_columns, total_cost(columns, warm), true);
   }
   // Elapsed time: the limit is the caller's wall-clock budget, not this thread's CPU time.
@@ -274,7 +276,7 @@ BlpResult solve_blp(const Columns& columns, const std::vector<CycleCut>& cuts,
   size.columns = static_cast<int>(model.objective.size());
   size.rows = static_cast<int>(model.row_lower.size());
   std::lock_guard<std::mutex> lock(cbc_mutex);
-  return run_cbc(columns, model, warm, time_limit_s, options);
+  return run_cbc(columns, cuts, model, warm, time_limit_s, options);
 }
 
 }  // namespace orch::orchestrate_detail

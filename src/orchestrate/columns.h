@@ -109,8 +109,10 @@ std::vector<int> repaired_plan(const Columns& columns, const std::vector<int>& c
 
 /// A valid inequality cutting off every cycle over a set J of buffers: whichever chosen kernel
 /// writes some of J first reads none of J, so once some of J is written (or read), a chosen
-/// kernel writes J without reading it: u_k <= Σ_{i in first_writers} u_i for each k in `readers`
-/// (the columns reading some of J; `first_writers` write some of J and read none of it).
+/// kernel writes J without reading it. `first_writers` are the columns that write some of J and
+/// read none of it; `readers` those that read some of J. The BLP states it with its buffer
+/// variables (y_j <= Σ_{i in first_writers} u_i for j in J) or, without them, per reader
+/// (u_k <= Σ_{i in first_writers} u_i).
 struct CycleCut {
   std::vector<int> buffers;  // J
   std::vector<int> readers;

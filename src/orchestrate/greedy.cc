@@ -185,14 +185,13 @@ class Components {
 
 }  // namespace
 
-// A stuck column waits on buffers that only stuck columns write. In the graph "k waits on a
-// stuck writer of one of its missing inputs", every column has an edge, so each component with
-// no edge leaving it is a cycle S whose missing inputs J only S writes. Each member of S reads J
-// and, being waited on, writes J: no chosen kernel writes J without reading it, which the cut
-// over J forbids. It also forbids every other set of kernels that would pass J around in a
-// cycle; a cut naming S's members alone let CBC swap one member for an equal-cost alternative
-// (horizontal fusions have many) and come back cyclic round after round: YOLOX-Nano's parts
-// took 16-20 rounds of one cut each and ended at the time limit.
+// A stuck column waits on buffers that only stuck columns write (a chosen column that ran wrote
+// its buffers). In the graph "k waits on a stuck writer of one of its missing inputs", every
+// column has an edge, so each component with no edge leaving it is a cycle S whose missing
+// inputs J only S writes. Each member of S reads J and, being waited on, writes J: no chosen
+// kernel writes J without reading it, which the cut over J forbids. It forbids as well any other
+// cycle that passes all of J around; a cut naming S's members let CBC swap one of them for an
+// equal-cost alternative (horizontal fusions have many) and come back cyclic round after round.
 std::vector<CycleCut> cycle_cuts(const Columns& columns, const Replay& stuck_replay) {
   const std::vector<int>& stuck = stuck_replay.stuck;
   const int s = static_cast<int>(stuck.size());

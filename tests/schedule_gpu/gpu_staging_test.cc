@@ -72,13 +72,14 @@ TEST(GpuStaging, PaddedConvolutionHaloStartsBeforeTheBlock) {
   EXPECT_EQ(r[1].size, (std::vector<int64_t>{4, 2, 3, 3}));
 }
 
-TEST(GpuStaging, StepwiseConfigsAndIrregularKernelsStageNothing) {
+TEST(GpuStaging, StepwiseConfigsAndWhatAConcatReadsStageNothing) {
   const char* matmul = R"(graph g(%a: f32[64,32], %b: f32[32,64]) {
   %m: f32[64,64] = prim.MatMul(%a, %b)
   return %m
 })";
   EXPECT_TRUE(regions_of(matmul, {{16, 16}, {2, 2}, 8}).empty());
-  // A Concat's inputs are read by some blocks and not others: no affine origin.
+  // A Concat's inputs are read by some blocks and not others: no affine origin, nor for what
+  // they are computed from.
   EXPECT_TRUE(regions_of(R"(graph g(%a: f32[64,32], %b: f32[32,64], %c: f32[64,64]) {
   %m: f32[64,64] = prim.MatMul(%a, %b)
   %y: f32[128,64] = prim.Concat(%m, %c) {axis = 0}
@@ -88,10 +89,10 @@ TEST(GpuStaging, StepwiseConfigsAndIrregularKernelsStageNothing) {
                   .empty());
 }
 
-// A Concat or a Reshape that splits dims places its own inputs irregularly, not what it feeds:
+// A Concat or a Reshape that splits dims places its own inputs irregularly, not its output:
 // the MatMul's operands still move with the block (the concatenated rows 8*b0.., the reshaped
 // batch b0), while the Concat's and the Reshape's inputs are read from memory.
-TEST(GpuStaging, OperandsBelowAnIrregularProducerAreStillStaged) {
+TEST(GpuStaging, OperandsMadeByAnIrregularPrimitiveAreStillStaged) {
   std::vector<StagedRegion> concat =
       regions_of(R"(graph g(%a: f32[8,32], %b: f32[8,32], %w: f32[32,16]) {
   %c: f32[16,32] = prim.Concat(%a, %b) {axis = 0}
@@ -123,7 +124,7 @@ TEST(GpuStaging, OperandsBelowAnIrregularProducerAreStillStaged) {
   EXPECT_EQ(r[1].size, (std::vector<int64_t>{1, 4, 16}));
 }
 
-// The analytic model stages what the code stages: nothing in a kernel with a Concat.
+// The analytic model stages what the code stages: nothing that a Concat reads.
 TEST(GpuStaging, TheModelStagesNothingWhereTheCodeCannot) {
   GpuMachine h200 = load_gpu(std::string(ORCH_SOURCE_DIR) + "/machines/h200.json");
   Graph plain = parse_graph(R"(graph g(%a: f32[64,32], %b: f32[32,64]) {

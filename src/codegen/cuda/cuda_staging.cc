@@ -218,10 +218,10 @@ std::vector<bool> block_candidates(const schedule::TileGraph& tg,
                                    const std::vector<bool>& materialized) {
   const Graph& kernel = *tg.graph;
   std::vector<bool> out(kernel.num_values(), false);
-  std::vector<bool> placed = schedule::affinely_placed(tg);
+  std::vector<bool> affine = schedule::affinely_placed(tg);
   for (ValueId v = 0; v < static_cast<ValueId>(kernel.num_values()); ++v) {
     NodeId p = kernel.value(v).producer;
-    if (!materialized[v] || !placed[v] || p == kNoNode || !tg.maps[p]) continue;
+    if (!materialized[v] || !affine[v] || p == kNoNode || !tg.maps[p]) continue;
     const std::string& op = kernel.node(p).op;
     out[v] = (op == "prim.Reduce" || op == "prim.MatMul" || op == "prim.Conv") &&
              read_for_root_alone(kernel, v, tg.root, tg.consumers);

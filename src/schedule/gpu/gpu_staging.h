@@ -46,12 +46,13 @@ int64_t staged_array_bytes(const std::vector<int64_t>& size, int64_t esize);
 /// (8 bytes per warp of a block of `threads`), which a computed value takes besides its own.
 int64_t partials_bytes(int64_t threads, int64_t warp_size);
 
-/// Per value of the kernel, whether its region moves affinely with the block, which the
-/// generated code's staging needs (staged_regions): whether every primitive on a path from it to
-/// a kernel output maps its output's box to its inputs' by a fixed stride. Not so below a
-/// Concat, Resize, Gather, GatherElements, Tile, ConvTranspose, a grouped Conv that is not
-/// depthwise, a reflecting Pad or a Reshape that splits dims; a value above one (the Reshape's
-/// output, read by a MatMul) still is.
+/// Per value of the kernel, whether its region can move affinely with the block, which the
+/// generated code's staging needs (staged_regions, which still checks the blocks: the hull of
+/// two readers' regions moving at different strides does not): whether every primitive on a
+/// path from it to a kernel output maps its output's box to its inputs' by a fixed stride. Not so
+/// for the inputs of a Concat, Resize, Gather, GatherElements, Tile, ConvTranspose, a grouped
+/// Conv that is not depthwise, a reflecting Pad or a Reshape that splits dims, nor for what they
+/// are computed from; their outputs (a MatMul operand made by a Concat) still can.
 std::vector<bool> affinely_placed(const TileGraph& tg);
 
 /// The staged values of `config` (staged_values) and those `computed` marks (values the block

@@ -223,10 +223,9 @@ void fit_shared(const GpuMachine& gpu, const GpuKernelForm& form, const std::vec
   }
 }
 
-// `placed`: affinely_placed(tg), asked once per kernel rather than per block tile. `step` < 0
-// picks the reduce step.
+// `step` < 0 picks the reduce step.
 BlockPlan plan_block(const TileGraph& tg, const GpuMachine& gpu, const std::vector<int64_t>& block,
-                     int64_t step, const std::vector<bool>& placed, const GpuKernelForm& form) {
+                     int64_t step, const GpuKernelForm& form) {
   const Graph& g = *tg.graph;
   BlockPlan plan;
   plan.tiles = tile_regions(tg, block);
@@ -262,6 +261,7 @@ BlockPlan plan_block(const TileGraph& tg, const GpuMachine& gpu, const std::vect
   plan.staged = staged_values(tg, regions);
   for (ValueId v = 0; v < static_cast<ValueId>(form.computed.size()); ++v)
     plan.staged[v] = plan.staged[v] || (form.computed[v] && regions[v]);
+  std::vector<bool> placed = affinely_placed(tg);
   for (ValueId v = 0; v < static_cast<ValueId>(g.num_values()); ++v)
     plan.staged[v] = plan.staged[v] && placed[v];
   // The root's phase stages only what it reads; a computed value it computes regardless.
@@ -541,8 +541,7 @@ GpuTileCost analyze(const TileGraph& tg, const GpuMachine& gpu, const GpuTileCon
     return cost;
   }
   check(config.reduce_step >= 0, "gpu tile config: negative reduce step {}", config.reduce_step);
-  return finish(tg, gpu, config,
-                plan_block(tg, gpu, config.block, config.reduce_step, affinely_placed(tg), form));
+  return finish(tg, gpu, config, plan_block(tg, gpu, config.block, config.reduce_step, form));
 }
 
 std::vector<ScoredGpuConfig> gpu_configs(const TileGraph& tg, const GpuMachine& gpu, int limit) {
@@ -554,7 +553,6 @@ std::vector<ScoredGpuConfig> gpu_configs(const TileGraph& tg, const GpuMachine& 
   const Shape& shape = tg.graph->value(tg.root).type.shape;
   std::vector<ScoredGpuConfig> found;
   const int64_t keep = std::max(limit, 0);
-  const std::vector<bool> placed = affinely_placed(tg);
   if (num_elements(shape) == 0 || keep == 0) return found;
   std::vector<std::vector<int64_t>> block_choices;
   for (int64_t e : shape) block_choices.push_back(pow2_sizes(e));
@@ -578,7 +576,7 @@ std::vector<ScoredGpuConfig> gpu_configs(const TileGraph& tg, const GpuMachine& 
       if (product(thread) > kMaxThreadElements || threads > gpu.max_threads_per_block ||
           (threads % gpu.warp_size != 0 && blocks > 1))
         continue;
-      if (!plan) plan = plan_block(tg, gpu, block, -1, placed, form);
+      if (!plan) plan = plan_block(tg, gpu, block, -1, form);
       GpuTileConfig config{block, thread, plan->reduce_step};
       // Once `limit` are kept, a config must beat the slowest of them to be kept.
       double prune_at = static_cast<int64_t>(found.size()) == keep
