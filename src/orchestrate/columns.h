@@ -93,17 +93,19 @@ struct Replay {
 Replay replay(const Columns& columns, const std::vector<int>& chosen);
 
 /// An executable, redundancy-free plan built greedily (cheapest way to compute each buffer,
-/// Knuth's generalization of Dijkstra to hypergraphs). Expects a feasible problem.
-std::vector<int> greedy_plan(const Columns& columns);
+/// Knuth's generalization of Dijkstra to hypergraphs), pricing the `free` columns at nothing
+/// (columns already paid for). Expects a feasible problem.
+std::vector<int> greedy_plan(const Columns& columns, const std::vector<int>& free = {});
 
 /// The cheapest plan without recomputation, or empty when the search passes `max_states`:
 /// a shortest path over execution states whose steps are complete columns (Korch §4.1 builds
 /// candidates as differences of such states).
 std::vector<int> chain_plan(const Columns& columns, int max_states);
 
-/// A runnable plan from a solution whose columns wait on each other: its columns and those of
-/// the runnable `incumbent`, less those still stuck, less the redundant ones (most expensive
-/// first). Cheaper than the incumbent when the solution's kernels outside its cycles pay off.
+/// A runnable plan from a solution whose columns wait on each other, the cheaper of two: its
+/// columns and those of the runnable `incumbent`, less those still stuck, less the redundant ones
+/// (most expensive first); or the greedy plan that takes the solution's runnable columns for
+/// free. Cheaper than the incumbent when the solution's kernels outside its cycles pay off.
 std::vector<int> repaired_plan(const Columns& columns, const std::vector<int>& cyclic,
                                const std::vector<int>& incumbent);
 

@@ -70,8 +70,10 @@ std::vector<int> remove_redundant(const Columns& columns, std::vector<int> chose
 // the graph outputs along the cheapest writers gives a plan whose columns only read buffers
 // priced earlier, so it is acyclic. Crediting every output of a chosen column usually saves
 // kernels, but can close a cycle; then the plan without credit is used.
-std::vector<int> greedy_plan(const Columns& columns) {
+std::vector<int> greedy_plan(const Columns& columns, const std::vector<int>& free) {
   const int m = columns.size();
+  std::vector<double> cost = columns.cost;
+  for (int k : free) cost[k] = 0;
   const int n = columns.num_buffers;
   std::vector<std::vector<int>> readers(n);
   std::vector<int> missing(m);
@@ -80,7 +82,7 @@ std::vector<int> greedy_plan(const Columns& columns) {
   for (int k = 0; k < m; ++k) {
     missing[k] = static_cast<int>(columns.needs[k].size());
     for (int j : columns.needs[k]) readers[j].push_back(k);
-    if (missing[k] == 0) queue.push({columns.cost[k], k});
+    if (missing[k] == 0) queue.push({cost[k], k});
   }
   std::vector<double> price(n, std::numeric_limits<double>::infinity());
   std::vector<int> cheapest(n, -1);
@@ -93,7 +95,7 @@ std::vector<int> greedy_plan(const Columns& columns) {
       price[j] = value;
       for (int r : readers[j]) {
         if (--missing[r] > 0) continue;
-        double total = columns.cost[r];
+        double total = cost[r];
         for (int i : columns.needs[r]) total += price[i];
         queue.push({total, r});
       }
@@ -131,7 +133,12 @@ std::vector<int> repaired_plan(const Columns& columns, const std::vector<int>& c
   std::sort(both.begin(), both.end());
   both.erase(std::unique(both.begin(), both.end()), both.end());
   // The incumbent runs alone, so it runs with more written: only columns of the cycles stay.
-  return remove_redundant(columns, replay(columns, both).order);
+  std::vector<int> patched = remove_redundant(columns, replay(columns, both).order);
+  // Or the greedy plan with the solution's columns priced at nothing: it takes each of them
+  // wherever its inputs can be written first, and the cheapest other columns where a cycle must
+  // be broken (the incumbent's columns can be far from the cheapest way to break it).
+  std::vector<int> finished = greedy_plan(columns, cyclic);
+  return total_cost(columns, finished) < total_cost(columns, patched) ? finished : patched;
 }
 
 namespace {

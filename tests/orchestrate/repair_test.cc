@@ -1,4 +1,4 @@
-// A cyclic solution made runnable with the incumbent's help (orchestrate_detail::repaired_plan),
+// A cyclic solution made runnable (orchestrate_detail::repaired_plan),
 // and the cut against it (cycle_cuts).
 #include <gtest/gtest.h>
 
@@ -57,6 +57,21 @@ TEST(RepairedPlan, IsNeverWorseThanTheIncumbentWhenTheSolutionHelpsNothing) {
   std::vector<int> repaired = repaired_plan(columns, {column(0), column(1)}, incumbent);
   EXPECT_TRUE(replay(columns, repaired).complete(columns));
   EXPECT_DOUBLE_EQ(total_cost(columns, repaired), 40);
+}
+
+// A cheap way to write b2 that neither the solution nor the incumbent uses: the greedy plan with
+// the solution's kernels for free breaks the cycle with it.
+TEST(RepairedPlan, BreaksTheCycleWithTheCheapestColumnOutsideBothPlans) {
+  OrchestrationProblem problem = crossed_chains();
+  problem.candidates.push_back({{3}, {3}, 2, "cheap b2"});
+  OrchestrateStats stats;
+  Columns columns = build_columns(problem, false, stats);
+  auto column = [&](int candidate) { return columns.column_of_candidate[candidate]; };
+  std::vector<int> incumbent = {column(2), column(3), column(4), column(5)};
+  std::vector<int> repaired = repaired_plan(columns, {column(0), column(1)}, incumbent);
+  EXPECT_TRUE(replay(columns, repaired).complete(columns));
+  EXPECT_DOUBLE_EQ(total_cost(columns, repaired), 4);  // with the incumbent's b2: 12
+  EXPECT_EQ(labels(problem, columns, repaired), (std::vector<std::string>{"a", "b", "cheap b2"}));
 }
 
 // {a, b} passes a1 (buffer 0) and b2 (buffer 3) around: the cut is over those two buffers. Every
