@@ -46,17 +46,30 @@ TEST(RepairedPlan, KeepsTheCyclicSolutionsKernelsThatRunWithOneSingletonToBreakT
   EXPECT_EQ(labels(problem, columns, repaired), (std::vector<std::string>{"a", "b", "b2"}));
 }
 
-TEST(RepairedPlan, IsNeverWorseThanTheIncumbentWhenTheSolutionHelpsNothing) {
-  OrchestrationProblem problem = crossed_chains();
-  problem.candidates[0].cost_us = 100;  // the fused kernels now cost more than the singletons
-  problem.candidates[1].cost_us = 100;
+// The cyclic {a, b} repaired with the four singletons as the incumbent.
+struct Repair {
+  bool runs = false;
+  double cost = 0;
+  std::vector<std::string> labels;
+};
+
+Repair repair_crossed(const OrchestrationProblem& problem) {
   OrchestrateStats stats;
   Columns columns = build_columns(problem, false, stats);
   auto column = [&](int candidate) { return columns.column_of_candidate[candidate]; };
   std::vector<int> incumbent = {column(2), column(3), column(4), column(5)};
   std::vector<int> repaired = repaired_plan(columns, {column(0), column(1)}, incumbent);
-  EXPECT_TRUE(replay(columns, repaired).complete(columns));
-  EXPECT_DOUBLE_EQ(total_cost(columns, repaired), 40);
+  return {replay(columns, repaired).complete(columns), total_cost(columns, repaired),
+          labels(problem, columns, repaired)};
+}
+
+TEST(RepairedPlan, IsNeverWorseThanTheIncumbentWhenTheSolutionHelpsNothing) {
+  OrchestrationProblem problem = crossed_chains();
+  problem.candidates[0].cost_us = 100;  // the fused kernels now cost more than the singletons
+  problem.candidates[1].cost_us = 100;
+  Repair repair = repair_crossed(problem);
+  EXPECT_TRUE(repair.runs);
+  EXPECT_DOUBLE_EQ(repair.cost, 40);
 }
 
 // A cheap way to write b2 that neither the solution nor the incumbent uses: the greedy plan with
@@ -64,14 +77,10 @@ TEST(RepairedPlan, IsNeverWorseThanTheIncumbentWhenTheSolutionHelpsNothing) {
 TEST(RepairedPlan, BreaksTheCycleWithTheCheapestColumnOutsideBothPlans) {
   OrchestrationProblem problem = crossed_chains();
   problem.candidates.push_back({{3}, {3}, 2, "cheap b2"});
-  OrchestrateStats stats;
-  Columns columns = build_columns(problem, false, stats);
-  auto column = [&](int candidate) { return columns.column_of_candidate[candidate]; };
-  std::vector<int> incumbent = {column(2), column(3), column(4), column(5)};
-  std::vector<int> repaired = repaired_plan(columns, {column(0), column(1)}, incumbent);
-  EXPECT_TRUE(replay(columns, repaired).complete(columns));
-  EXPECT_DOUBLE_EQ(total_cost(columns, repaired), 4);  // with the incumbent's b2: 12
-  EXPECT_EQ(labels(problem, columns, repaired), (std::vector<std::string>{"a", "b", "cheap b2"}));
+  Repair repair = repair_crossed(problem);
+  EXPECT_TRUE(repair.runs);
+  EXPECT_DOUBLE_EQ(repair.cost, 4);  // with the incumbent's b2: 12
+  EXPECT_EQ(repair.labels, (std::vector<std::string>{"a", "b", "cheap b2"}));
 }
 
 // {a, b} passes a1 (buffer 0) and b2 (buffer 3) around: the cut is over those two buffers. Every
