@@ -104,8 +104,8 @@ std::vector<int> chain_plan(const Columns& columns, int max_states);
 
 /// A runnable plan from a solution whose columns wait on each other, the cheaper of two: its
 /// columns and those of the runnable `incumbent`, less those still stuck, less the redundant ones
-/// (most expensive first); or the greedy plan that takes the solution's runnable columns for
-/// free. Cheaper than the incumbent when the solution's kernels outside its cycles pay off.
+/// (most expensive first); or the greedy plan that prices the solution's columns, stuck or not,
+/// at nothing. Cheaper than the incumbent when the solution's kernels outside its cycles pay off.
 std::vector<int> repaired_plan(const Columns& columns, const std::vector<int>& cyclic,
                                const std::vector<int>& incumbent);
 

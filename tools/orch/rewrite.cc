@@ -75,8 +75,8 @@ void add_rewrite_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--seconds", args->options.max_seconds, "Search budget: seconds")
       ->capture_default_str();
-  cmd->add_option("--alpha", args->options.alpha,
-                  "Relaxation: keep graphs up to alpha * best cost");
+  cmd->add_option("--alpha", args->options.alpha, "Relaxation: keep graphs up to alpha * best cost")
+      ->capture_default_str();
   cmd->add_option("--fuel", args->options.fuel,
                   fmt::format("Search budget: rule applications, negative for no limit; a "
                               "smaller N bisects a bad rewrite (default: ORCH_REWRITE_FUEL or {}, "
