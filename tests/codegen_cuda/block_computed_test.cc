@@ -114,12 +114,12 @@ TEST(CudaBlockComputed, StagedValuesReadingComputedOnesComeAfterThem) {
   Graph g = parse_graph(kSoftmaxMatMul);
   schedule::GpuTileConfig config{{8, 8}, {1, 2}, 16};
   std::string code = cuda_kernel_source(g, "k", &config).code;
-  size_t sum = code.find("float* const sh6 = ");
+  size_t sum = code.find("ORCH_SHARED(float, sh6, ");
   size_t steps = code.find("for (long long ks0");
   ASSERT_NE(sum, std::string::npos);
   ASSERT_NE(steps, std::string::npos);
   EXPECT_LT(sum, steps);
-  EXPECT_NE(code.find("float* const sh8 = ", steps), std::string::npos)
+  EXPECT_NE(code.find("ORCH_SHARED(float, sh8, ", steps), std::string::npos)
       << "the probabilities are not staged per step";
 }
 

@@ -109,8 +109,7 @@ TEST(CudaStaging, StagedKernelsMatchTheInterpreter) {
   std::vector<CudaCase> cases = staged_cases();
   for (const CudaCase& c : cases) {
     CudaKernelSource source = cuda_kernel_source(c.graph, "k", &*c.config);
-    EXPECT_NE(source.code.find("(orch_shared + "), std::string::npos)
-        << c.name << " stages nothing";
+    EXPECT_NE(source.code.find("ORCH_SHARED("), std::string::npos) << c.name << " stages nothing";
     EXPECT_NE(source.code.find("__syncthreads();"), std::string::npos) << c.name;
   }
   expect_all_match(cases, 1e-4);
@@ -222,8 +221,7 @@ TEST(CudaStaging, StagingAboveTheDefaultLimitUsesTheOptIn) {
   EXPECT_EQ(source.shared_bytes, 132352);
   ASSERT_EQ(source.launches.size(), 1u);
   EXPECT_EQ(source.launches[0].shared_bytes, 132352);
-  EXPECT_NE(source.code.find("float* const sh1 = (float*)(orch_shared + 65792);"),
-            std::string::npos)
+  EXPECT_NE(source.code.find("ORCH_SHARED(float, sh1, 65792);"), std::string::npos)
       << "B's array does not follow A's";
   expect_all_match({c}, 1e-4);
   if (!nvrtc_unavailable().empty()) GTEST_SKIP() << nvrtc_unavailable();
@@ -293,14 +291,14 @@ Graph copy_graph() {
 })");
 }
 
-std::string emulation_error(const std::string& body) {
+std::string emulation_error(const std::string& body, int64_t blocks = 1, int threads = 64) {
   Graph g = copy_graph();
   CudaKernelSource source;
   source.code =
       "extern \"C\" __global__ void f(const float* in0, float* out0, unsigned char* "
       "scratch) {\n" +
       body + "\n}\n";
-  source.launches.push_back({"f", 1, 64});
+  source.launches.push_back({"f", blocks, threads});
   try {
     cuda_emulate(g, source, interp::random_inputs(g, 1));
   } catch (const Error& e) {
@@ -315,7 +313,7 @@ TEST(CudaStaging, TheEmulatorPassesValuesThroughSharedMemoryAcrossABarrier) {
   CudaKernelSource source;
   source.code =
       R"(extern "C" __global__ void f(const float* in0, float* out0, unsigned char* scratch) {
-  __shared__ float s[64];
+  ORCH_SHARED(float, s, 0);
   s[ORCH_IN(threadIdx.x, 64)] = in0[threadIdx.x];
   __syncthreads();
   out0[threadIdx.x] = s[ORCH_IN((threadIdx.x + 1) % 64, 64)];
@@ -335,6 +333,54 @@ TEST(CudaStaging, TheEmulatorRejectsDivergentBarriersAndReadsOutsideTheBox) {
                             "__syncthreads();\nout0[threadIdx.x] = s[0];")
                 .find("56 reads outside the regions staged in shared memory"),
             std::string::npos);
+}
+
+// A serial run gives a thread what another wrote before it, barrier or not; a GPU does not.
+// The race check rejects each way the order of a block's threads could show.
+TEST(CudaStaging, TheEmulatorRejectsSharedMemoryRaces) {
+  const std::string prefix =
+      "64 unsafe accesses to shared memory (races, or reads of bytes the block never wrote); the "
+      "first: block 0: ";
+  // Each thread reads its left neighbour's element without a barrier.
+  EXPECT_NE(emulation_error("ORCH_SHARED(float, s, 0);\ns[threadIdx.x] = in0[threadIdx.x];\n"
+                            "out0[threadIdx.x] = s[threadIdx.x > 0 ? threadIdx.x - 1 : 63];")
+                .find(prefix + "thread 0 reads byte 252 of shared memory "
+                               "that no thread of its block wrote"),
+            std::string::npos);
+  EXPECT_NE(emulation_error("ORCH_SHARED(float, s, 0);\ns[threadIdx.x] = in0[threadIdx.x];\n"
+                            "out0[threadIdx.x] = s[threadIdx.x > 0 ? threadIdx.x - 1 : 0];")
+                .find("thread 1 reads byte 0 of shared memory that thread 0 wrote with no barrier "
+                      "between"),
+            std::string::npos);
+  // A shuffle orders no shared memory: the lanes still race.
+  EXPECT_NE(emulation_error("ORCH_SHARED(float, s, 0);\ns[threadIdx.x] = in0[threadIdx.x];\n"
+                            "float v = orch_shfl_xor(in0[threadIdx.x], 1);\n"
+                            "out0[threadIdx.x] = v + s[threadIdx.x ^ 1];")
+                .find("thread 0 reads byte 4 of shared memory that thread 1 wrote with no "
+                      "barrier between"),
+            std::string::npos);
+  // An element overwritten in the barrier interval in which another thread reads it.
+  EXPECT_NE(emulation_error("ORCH_SHARED(float, s, 0);\ns[threadIdx.x] = in0[threadIdx.x];\n"
+                            "__syncthreads();\nconst float v = s[(threadIdx.x + 1) % 64];\n"
+                            "s[threadIdx.x] = 2 * v;\n__syncthreads();\n"
+                            "out0[threadIdx.x] = s[threadIdx.x];")
+                .find(prefix + "thread 1 writes byte 4 of shared memory that thread 0 read with "
+                               "no barrier between"),
+            std::string::npos);
+  // The second block reads what only the first wrote.
+  EXPECT_NE(emulation_error("ORCH_SHARED(float, s, 0);\nif (blockIdx.x == 0) s[threadIdx.x] = 1;\n"
+                            "__syncthreads();\nout0[blockIdx.x * 32 + threadIdx.x] = "
+                            "s[threadIdx.x];",
+                            2, 32)
+                .find("32 unsafe accesses to shared memory (races, or reads of bytes the block "
+                      "never wrote); the first: block 1: thread 0 reads byte 0 of shared memory "
+                      "that no thread of its block wrote"),
+            std::string::npos);
+  // With a barrier between, the same exchange passes.
+  EXPECT_EQ(emulation_error("ORCH_SHARED(float, s, 0);\ns[threadIdx.x] = in0[threadIdx.x];\n"
+                            "__syncthreads();\n"
+                            "out0[threadIdx.x] = s[threadIdx.x > 0 ? threadIdx.x - 1 : 63];"),
+            "");
 }
 
 }  // namespace

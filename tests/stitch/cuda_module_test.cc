@@ -157,13 +157,13 @@ TEST(CudaGenerated, EfficientVitStagesAndMatchesTheInterpreterOnTheHost) {
       ++n;
     return n;
   };
-  EXPECT_GT(count("(orch_shared + "), 0);
+  EXPECT_GT(count("ORCH_SHARED("), 0);
   EXPECT_GT(count("acc_tile[ui] = ("), 0);
   EXPECT_GT(count("for (long long ks0"), 0);
   fmt::print(
       "efficientvit-b1 at size 64 without libraries: {} kernels, {} shared arrays, {} "
       "stepped loops\n",
-      r.cuda_kernels, count("(orch_shared + "), count("for (long long ks0"));
+      r.cuda_kernels, count("ORCH_SHARED("), count("for (long long ks0"));
   fs::remove_all(dir);
 }
 

@@ -172,6 +172,8 @@ struct HostKernels::Impl {
   SetFn set = nullptr;
   bool barriers = false;  // the code has __syncthreads: threads run as fibers
   int (*take_faults)() = nullptr;
+  void (*begin_block)() = nullptr;          // starts the race check's record of a block
+  int (*take_races)(char*, int) = nullptr;  // races since the last call, and the first
   std::map<std::string, std::pair<CallFn, int>> functions;  // name -> trampoline, parameters
 };
 
@@ -197,6 +199,10 @@ HostKernels::HostKernels(const std::string& code, std::span<const HostFunction> 
   impl_->set = reinterpret_cast<SetFn>(impl_->library->symbol("orch_emulate_set"));
   impl_->take_faults =
       reinterpret_cast<int (*)()>(impl_->library->symbol("orch_emulate_take_faults"));
+  impl_->begin_block =
+      reinterpret_cast<void (*)()>(impl_->library->symbol("orch_emulate_begin_block"));
+  impl_->take_races =
+      reinterpret_cast<int (*)(char*, int)>(impl_->library->symbol("orch_emulate_take_races"));
   reinterpret_cast<void (*)(BarrierFn)>(impl_->library->symbol("orch_emulate_set_barrier"))(
       barrier);
   // Warp shuffles are block barriers on the host (the host prelude's orch_shfl_xor).
@@ -221,10 +227,13 @@ void HostKernels::launch(const CudaLaunch& launch, std::span<void* const> args) 
     Fibers fibers;
     fibers.call = call;
     fibers.args = args.data();
-    for (unsigned b = 0; b < blocks; ++b)
+    for (unsigned b = 0; b < blocks; ++b) {
+      impl_->begin_block();
       run_block(fibers, impl_->set, b, threads, blocks, launch.function);
+    }
   } else {
     for (unsigned b = 0; b < blocks; ++b) {
+      impl_->begin_block();
       for (unsigned t = 0; t < threads; ++t) {
         impl_->set(b, t, blocks, threads);
         call(args.data());
@@ -232,8 +241,14 @@ void HostKernels::launch(const CudaLaunch& launch, std::span<void* const> args) 
     }
   }
   int faults = impl_->take_faults();
+  char first[256];
+  int races = impl_->take_races(first, sizeof first);
   check(faults == 0, "{}: {} reads outside the regions staged in shared memory", launch.function,
         faults);
+  check(races == 0,
+        "{}: {} unsafe accesses to shared memory (races, or reads of bytes the block never "
+        "wrote); the first: {}",
+        launch.function, races, first);
 }
 
 std::vector<std::vector<Tensor>> cuda_emulate_all(std::span<const CudaEmulation> runs,

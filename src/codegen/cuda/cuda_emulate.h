@@ -3,7 +3,10 @@
 // prelude that defines the CUDA names it uses (__global__, threadIdx, blockIdx, the math
 // helpers); each launch runs its blocks one after another, and a block's threads one after
 // another, as fibers when the code has barriers (__syncthreads switches to the next thread).
-// Reads of shared arrays are checked against their staged boxes (ORCH_IN).
+// Reads of shared arrays are checked against their staged boxes (ORCH_IN), and every access to
+// them against the block's barriers: a thread touching a byte that another one wrote (or, for a
+// write, read) with no barrier between races on a GPU, and reading a byte no thread of the
+// block wrote reads garbage there, though the serial run here would get a value.
 #pragma once
 
 #include <memory>

@@ -189,6 +189,11 @@ std::string shuffle_combine(const Graph& g, const Node& reduce, int64_t lanes);
 std::string group_combine(const Graph& g, const Node& reduce, int64_t lanes,
                           const std::string& partials);
 
+/// The statement declaring `name`, an array of `type` at byte `offset` of the block's dynamic
+/// shared memory (ORCH_SHARED: a pointer on the device; on the host, one whose every access the
+/// emulator checks against the block's barriers).
+std::string shared_declaration(const std::string& type, const std::string& name, int64_t offset);
+
 /// Whether warp shuffles move an accumulator of `dtype` (f32, f64, i32, i64).
 bool shuffled(DType dtype);
 

@@ -231,7 +231,7 @@ std::string warp_phase(const Graph& kernel, ValueId v, NodeId r, const std::stri
   std::string code;
   if (g > kWarp) {
     geo.shared_bytes = schedule::partials_bytes(threads, kWarp);
-    code += fmt::format("{0}* const pt = ({0}*)orch_shared;\n", sum.type);
+    code += shared_declaration(sum.type, "pt", 0);
   }
   code += fmt::format("for (long long w = bx * {0}; w < {1}; w += {2}LL * {0}) {{\n", groups, n,
                       geo.blocks);

@@ -70,8 +70,9 @@ std::string helper_functions() {
 }
 
 std::string host_prelude() {
-  return R"(// Host emulation of generated CUDA C: each launch runs its blocks and threads serially.
+  return R"p(// Host emulation of generated CUDA C: a launch runs its blocks and threads serially.
 #include <math.h>
+#include <stdio.h>
 #define __global__
 #define __launch_bounds__(threads)
 #define __device__
@@ -80,12 +81,103 @@ std::string host_prelude() {
 // Shared arrays are per block; the threads of a block run as fibers of one host thread, and
 // __syncthreads switches to the next (cuda_emulate.cc).
 #define __shared__ static thread_local
+struct orch_dim3 {
+  unsigned x, y, z;
+};
+static thread_local orch_dim3 threadIdx, blockIdx, blockDim, gridDim;
+extern "C" void orch_emulate_set(unsigned block, unsigned thread, unsigned blocks,
+                                 unsigned threads) {
+  blockIdx = {block, 0, 0};
+  threadIdx = {thread, 0, 0};
+  gridDim = {blocks, 1, 1};
+  blockDim = {threads, 1, 1};
+}
 // A block's dynamic shared memory: its arrays lie at offsets of it.
-alignas(16) __shared__ unsigned char orch_shared[)" +
-         std::to_string(kCudaMaxSharedBytes) + R"(];
+constexpr long long orch_shared_bytes = )p" +
+         std::to_string(kCudaMaxSharedBytes) + R"p(;
+alignas(16) __shared__ unsigned char orch_shared[orch_shared_bytes];
+// The race check. A serial run hides races that a GPU has: here a thread reading what another
+// wrote without a barrier between sees the write, as it may not on a GPU. So every byte of
+// orch_shared remembers its last write and read, each as (barrier interval << 11 | thread),
+// 2047 for several readers; intervals count a block's barriers, from a base that each block
+// raises, so a byte last written before the block began is one its threads never wrote.
+static thread_local unsigned long long orch_written[orch_shared_bytes];
+static thread_local unsigned long long orch_read[orch_shared_bytes];
+static thread_local unsigned long long orch_block_base = 0;
+static thread_local unsigned long long orch_barriers[1024];  // passed by each thread of the block
+static thread_local int orch_races = 0;
+static thread_local char orch_first_race[256];
+extern "C" void orch_emulate_begin_block() {
+  orch_block_base += 1ULL << 24;
+  for (unsigned long long& b : orch_barriers) b = 0;
+}
+extern "C" int orch_emulate_take_races(char* first, int size) {
+  int n = orch_races;
+  snprintf(first, size, "%s", orch_first_race);
+  orch_races = 0;
+  return n;
+}
+// Counts a fault and keeps the first's text: "thread <what> byte <byte> of shared memory<whose>".
+static void orch_race(long long byte, const char* what, const char* whose) {
+  if (orch_races++ == 0)
+    snprintf(orch_first_race, sizeof orch_first_race,
+             "block %u: thread %u %s byte %lld of shared memory%s", blockIdx.x, threadIdx.x, what,
+             byte, whose);
+}
+// The same for a byte another thread touched in this barrier interval (`other`, as recorded).
+static void orch_race_with(long long byte, const char* what, const char* done,
+                           unsigned long long other) {
+  char whose[64];
+  int by = (int)(other & 2047);
+  if (by == 2047)
+    snprintf(whose, sizeof whose, " that other threads %s with no barrier between", done);
+  else
+    snprintf(whose, sizeof whose, " that thread %d %s with no barrier between", by, done);
+  orch_race(byte, what, whose);
+}
+static void orch_shared_access(const void* p, int size, bool write) {
+  long long byte = (const unsigned char*)p - orch_shared;
+  if (byte < 0 || byte + size > orch_shared_bytes)
+    return orch_race(byte, "touches", " (outside it)");
+  unsigned long long now = (orch_block_base + orch_barriers[threadIdx.x]) << 11;
+  unsigned long long me = now | threadIdx.x;
+  for (long long b = byte; b < byte + size; ++b) {
+    unsigned long long& w = orch_written[b];
+    unsigned long long& r = orch_read[b];
+    if (!write && w >> 11 < orch_block_base)
+      return orch_race(b, "reads", " that no thread of its block wrote");
+    if ((w & ~2047ULL) == now && w != me)
+      return orch_race_with(b, write ? "writes" : "reads", "wrote", w);
+    if (write && (r & ~2047ULL) == now && r != me)
+      return orch_race_with(b, "writes", "read", r);
+    if (write) w = me;
+    else r = (r & ~2047ULL) == now && r != me ? now | 2047 : me;
+  }
+}
+// A shared array: a pointer whose elements check every access.
+template <class T> struct orch_shared_element {
+  T* p;
+  operator T() const {
+    orch_shared_access(p, sizeof(T), false);
+    return *p;
+  }
+  void operator=(T v) const {
+    orch_shared_access(p, sizeof(T), true);
+    *p = v;
+  }
+};
+template <class T> struct orch_shared_array {
+  T* base;
+  orch_shared_element<T> operator[](long long i) const { return {base + i}; }
+};
+#define ORCH_SHARED(T, name, offset) \
+  const orch_shared_array<T> name { (T*)(orch_shared + (offset)) }
 static void (*orch_barrier)() = nullptr;
 extern "C" void orch_emulate_set_barrier(void (*barrier)()) { orch_barrier = barrier; }
-static inline void __syncthreads() { orch_barrier(); }
+static inline void __syncthreads() {
+  ++orch_barriers[threadIdx.x];
+  orch_barrier();
+}
 // A read outside its shared array's box is recorded and reads the first element instead.
 static thread_local int orch_shared_faults = 0;
 extern "C" int orch_emulate_take_faults() {
@@ -98,30 +190,20 @@ static inline long long ORCH_IN(long long i, long long n) {
   ++orch_shared_faults;
   return 0;
 }
-struct orch_dim3 {
-  unsigned x, y, z;
-};
-static thread_local orch_dim3 threadIdx, blockIdx, blockDim, gridDim;
-extern "C" void orch_emulate_set(unsigned block, unsigned thread, unsigned blocks,
-                                 unsigned threads) {
-  blockIdx = {block, 0, 0};
-  threadIdx = {thread, 0, 0};
-  gridDim = {blocks, 1, 1};
-  blockDim = {threads, 1, 1};
-}
 // A warp's exchange, through the block: phases that shuffle keep their trip counts uniform
 // within a block, so every thread of it shuffles together and a block barrier stands for the
-// warp's.
+// warp's. It orders no shared memory (on a GPU, __syncwarp would), so it starts no new barrier
+// interval for the race check.
 static thread_local unsigned long long orch_lanes[1024];
 template <class T> static inline T orch_shfl_xor(T v, int lane_mask) {
   T* slot = reinterpret_cast<T*>(orch_lanes);
   slot[threadIdx.x] = v;
-  __syncthreads();
+  orch_barrier();
   T other = slot[threadIdx.x ^ lane_mask];
-  __syncthreads();
+  orch_barrier();
   return other;
 }
-)" + helper_functions();
+)p" + helper_functions();
 }
 
 }  // namespace cuda_impl
@@ -129,6 +211,7 @@ template <class T> static inline T orch_shfl_xor(T v, int lane_mask) {
 std::string cuda_prelude() {
   return "#define ORCH_FN __device__ __forceinline__\n#define ORCH_IN(i, n) (i)\n"
          "extern __shared__ __align__(16) unsigned char orch_shared[];\n"
+         "#define ORCH_SHARED(T, name, offset) T* const name = (T*)(orch_shared + (offset))\n"
          "template <class T> ORCH_FN T orch_shfl_xor(T v, int lane_mask) {\n"
          "  return __shfl_xor_sync(0xffffffffu, v, lane_mask);\n}\n" +
          cuda_impl::helper_functions();

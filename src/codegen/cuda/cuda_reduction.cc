@@ -70,10 +70,17 @@ std::string group_combine(const Graph& g, const Node& reduce, int64_t lanes,
   code += fmt::format("if (threadIdx.x % {} == 0) {}[threadIdx.x / {}] = acc;\n", kWarp, partials,
                       kWarp);
   code += "__syncthreads();\n";
-  return code +
-         fmt::format(
-             "if (lane == 0)\n  for (int wp = 1; wp < {}; ++wp) acc = {};\n", lanes / kWarp,
-             combine(g, reduce, "acc", fmt::format("{}[threadIdx.x / {} + wp]", partials, kWarp)));
+  // The partial is cast to the accumulator's type: the host's checked shared arrays hand out a
+  // reference that converts to it, which orch_max and orch_min could not deduce their type from.
+  std::string partial =
+      fmt::format("({})({}[threadIdx.x / {} + wp])",
+                  value_type(g.value(reduce.inputs[0]).type.dtype), partials, kWarp);
+  return code + fmt::format("if (lane == 0)\n  for (int wp = 1; wp < {}; ++wp) acc = {};\n",
+                            lanes / kWarp, combine(g, reduce, "acc", partial));
+}
+
+std::string shared_declaration(const std::string& type, const std::string& name, int64_t offset) {
+  return fmt::format("ORCH_SHARED({}, {}, {});\n", type, name, offset);
 }
 
 bool shuffled(DType t) {

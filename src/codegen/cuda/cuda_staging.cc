@@ -73,8 +73,7 @@ SharedArray shared_array(const Graph& kernel, const schedule::StagedRegion& r, i
   a.elements = 1;
   for (int64_t s : r.size) a.elements *= s;
   int64_t row = r.size.empty() ? 1 : r.size.back(), pitch = pitch_of(r, type.dtype);
-  a.declare += fmt::format("{0}* const {1} = ({0}*)(orch_shared + {2});\n",
-                           storage_type(type.dtype), name, offset);
+  a.declare += shared_declaration(storage_type(type.dtype), name, offset);
   int64_t stride = 1;
   for (size_t j = r.size.size(); j-- > 0;) {
     a.coords =
@@ -115,13 +114,15 @@ std::string stage(const Graph& kernel, const schedule::StagedRegion& r, int64_t 
 }
 
 // Lanes reducing one element of a computed region together: a power of two up to the whole
-// block, as many as the block's `threads` spread over its `elements` and the reduction's
-// `volume` give; 1 where shuffles cannot combine them (a partial warp, a type shuffles do not
-// move).
+// block that divides its `threads`, as many as they spread over its `elements` and the
+// reduction's `volume` give; 1 where shuffles cannot combine them (a partial warp, a type
+// shuffles do not move). A group must not end past the block: the lane 0 of a group cut short
+// (64 lanes in a block of 800 threads) read partials of warps the block does not have (the
+// emulator's race check found it).
 int64_t group_size(int64_t threads, int64_t elements, int64_t volume, DType acc) {
   if (threads % kWarp != 0 || !shuffled(acc)) return 1;
   int64_t g = 1;
-  while (g * 2 * elements <= threads && g * 2 <= volume) g *= 2;
+  while (threads % (g * 2) == 0 && g * 2 * elements <= threads && g * 2 <= volume) g *= 2;
   return g;
 }
 
@@ -145,8 +146,8 @@ std::string compute(const Graph& kernel, const schedule::TileGraph& tg,
   std::string code = a.declare;
   std::string partials = fmt::format("pt{}", v);
   if (g > kWarp)
-    code += fmt::format("{0}* const {1} = ({0}*)(orch_shared + {2});\n", sum.type, partials,
-                        offset + array_bytes(r, kernel.value(v).type.dtype));
+    code +=
+        shared_declaration(sum.type, partials, offset + array_bytes(r, kernel.value(v).type.dtype));
   code += fmt::format("for (long long q0 = 0; q0 < {0}; q0 += {1}) {{\n", a.elements, threads / g);
   code += fmt::format("  const long long q = q0 + threadIdx.x / {};\n", g);
   code += fmt::format("  const long long lane = threadIdx.x % {};\n", g);
