@@ -104,16 +104,22 @@ struct HostCudaModule::Impl {
 
   void run_kernel(size_t k) {
     std::vector<void*> args;
+    std::vector<int64_t> output_bytes;
     for (const KernelValue& in : layout.kernel_inputs[k]) args.push_back(at(in.at));
-    for (const KernelValue& out : layout.kernel_outputs[k]) args.push_back(at(out.at));
+    for (const KernelValue& out : layout.kernel_outputs[k]) {
+      args.push_back(at(out.at));
+      output_bytes.push_back(num_elements(out.type.shape) * dtype_size(out.type.dtype));
+    }
     args.push_back(scratch.empty() ? nullptr : scratch.data());
+    std::vector<codegen::WrittenBuffer> written = codegen::written_buffers(
+        layout.kernel_inputs[k].size(), output_bytes, static_cast<int64_t>(scratch.size()));
     for (const runtime::LaunchSpec& l : layout.launches[k])
       if (l.gemm)
         run_gemm(*l.gemm, args, layout.kernel_inputs[k].size());
       else if (l.conv)
         run_conv(*l.conv, args, layout.kernel_inputs[k], layout.kernel_outputs[k][0]);
       else
-        kernels.launch({l.function, l.blocks, l.threads, l.shared_bytes}, args);
+        kernels.launch({l.function, l.blocks, l.threads, l.shared_bytes}, args, written);
   }
 };
 
@@ -162,8 +168,13 @@ std::vector<Tensor> HostCudaModule::run(std::span<const Tensor> inputs,
           format_type({inputs[i].dtype(), inputs[i].shape()}));
   m.inputs.assign(inputs.begin(), inputs.end());
   m.outputs.clear();
-  for (const TensorSpec& out : m.layout.outputs)
+  for (const TensorSpec& out : m.layout.outputs) {
     m.outputs.emplace_back(out.type.dtype, out.type.shape);
+    codegen::poison({m.outputs.back().mutable_bytes(), m.outputs.back().nbytes()});
+  }
+  // Nothing a run reads before writing it may come from the last run or the allocation.
+  codegen::poison(m.arena);
+  codegen::poison(m.scratch);
   for (size_t k = 0; k < m.layout.kernels.size(); ++k) {
     m.run_kernel(k);
     if (!after_kernel) continue;

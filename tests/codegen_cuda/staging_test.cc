@@ -291,13 +291,15 @@ Graph copy_graph() {
 })");
 }
 
-std::string emulation_error(const std::string& body, int64_t blocks = 1, int threads = 64) {
+std::string emulation_error(const std::string& body, int64_t blocks = 1, int threads = 64,
+                            int64_t scratch_bytes = 0) {
   Graph g = copy_graph();
   CudaKernelSource source;
   source.code =
-      "extern \"C\" __global__ void f(const float* in0, float* out0, unsigned char* "
+      "extern \"C\" __global__ void f(const float* in0, ORCH_GLOBAL(float) out0, unsigned char* "
       "scratch) {\n" +
       body + "\n}\n";
+  source.scratch_bytes = scratch_bytes;
   source.launches.push_back({"f", blocks, threads});
   try {
     cuda_emulate(g, source, interp::random_inputs(g, 1));
@@ -335,22 +337,29 @@ TEST(CudaStaging, TheEmulatorRejectsDivergentBarriersAndReadsOutsideTheBox) {
             std::string::npos);
 }
 
+// "N unsafe operations ... the first: <first>" from the emulator.
+std::string unsafe(int n, const std::string& first) {
+  return fmt::format(
+      "{} unsafe operations (races, reads of shared bytes the block never wrote, shuffles in a "
+      "partial warp); the first: {}",
+      n, first);
+}
+
 // A serial run gives a thread what another wrote before it, barrier or not; a GPU does not.
 // The race check rejects each way the order of a block's threads could show.
 TEST(CudaStaging, TheEmulatorRejectsSharedMemoryRaces) {
-  const std::string prefix =
-      "64 unsafe accesses to shared memory (races, or reads of bytes the block never wrote); the "
-      "first: block 0: ";
   // Each thread reads its left neighbour's element without a barrier.
   EXPECT_NE(emulation_error("ORCH_SHARED(float, s, 0);\ns[threadIdx.x] = in0[threadIdx.x];\n"
                             "out0[threadIdx.x] = s[threadIdx.x > 0 ? threadIdx.x - 1 : 63];")
-                .find(prefix + "thread 0 reads byte 252 of shared memory "
-                               "that no thread of its block wrote"),
+                .find(unsafe(64,
+                             "block 0: thread 0 reads byte 252 of shared memory that no "
+                             "thread of its block wrote")),
             std::string::npos);
   EXPECT_NE(emulation_error("ORCH_SHARED(float, s, 0);\ns[threadIdx.x] = in0[threadIdx.x];\n"
                             "out0[threadIdx.x] = s[threadIdx.x > 0 ? threadIdx.x - 1 : 0];")
-                .find("thread 1 reads byte 0 of shared memory that thread 0 wrote with no barrier "
-                      "between"),
+                .find(unsafe(63,
+                             "block 0: thread 1 reads byte 0 of shared memory that thread 0 "
+                             "wrote with no barrier between")),
             std::string::npos);
   // A shuffle orders no shared memory: the lanes still race.
   EXPECT_NE(emulation_error("ORCH_SHARED(float, s, 0);\ns[threadIdx.x] = in0[threadIdx.x];\n"
@@ -359,28 +368,78 @@ TEST(CudaStaging, TheEmulatorRejectsSharedMemoryRaces) {
                 .find("thread 0 reads byte 4 of shared memory that thread 1 wrote with no "
                       "barrier between"),
             std::string::npos);
+  // A warp the block fills in part cannot shuffle.
+  EXPECT_NE(emulation_error("out0[threadIdx.x] = orch_shfl_xor(in0[threadIdx.x], 1);", 1, 48)
+                .find(unsafe(16,
+                             "block 0: thread 32 shuffles in a warp the block's 48 threads "
+                             "fill in part")),
+            std::string::npos);
   // An element overwritten in the barrier interval in which another thread reads it.
   EXPECT_NE(emulation_error("ORCH_SHARED(float, s, 0);\ns[threadIdx.x] = in0[threadIdx.x];\n"
                             "__syncthreads();\nconst float v = s[(threadIdx.x + 1) % 64];\n"
                             "s[threadIdx.x] = 2 * v;\n__syncthreads();\n"
                             "out0[threadIdx.x] = s[threadIdx.x];")
-                .find(prefix + "thread 1 writes byte 4 of shared memory that thread 0 read with "
-                               "no barrier between"),
+                .find(unsafe(64,
+                             "block 0: thread 1 writes byte 4 of shared memory that thread 0 "
+                             "read with no barrier between")),
             std::string::npos);
   // The second block reads what only the first wrote.
   EXPECT_NE(emulation_error("ORCH_SHARED(float, s, 0);\nif (blockIdx.x == 0) s[threadIdx.x] = 1;\n"
                             "__syncthreads();\nout0[blockIdx.x * 32 + threadIdx.x] = "
                             "s[threadIdx.x];",
                             2, 32)
-                .find("32 unsafe accesses to shared memory (races, or reads of bytes the block "
-                      "never wrote); the first: block 1: thread 0 reads byte 0 of shared memory "
-                      "that no thread of its block wrote"),
+                .find(unsafe(32,
+                             "block 1: thread 0 reads byte 0 of shared memory that no thread "
+                             "of its block wrote")),
             std::string::npos);
   // With a barrier between, the same exchange passes.
   EXPECT_EQ(emulation_error("ORCH_SHARED(float, s, 0);\ns[threadIdx.x] = in0[threadIdx.x];\n"
                             "__syncthreads();\n"
                             "out0[threadIdx.x] = s[threadIdx.x > 0 ? threadIdx.x - 1 : 63];"),
             "");
+}
+
+// Blocks run in any order and at once: only the next launch sees what a launch writes.
+TEST(CudaStaging, TheEmulatorRejectsGlobalMemoryRaces) {
+  // Both blocks write the first half of the output.
+  EXPECT_NE(emulation_error("out0[threadIdx.x] = in0[threadIdx.x];", 2, 32)
+                .find(unsafe(32,
+                             "block 1: thread 0 writes byte 0 of out0 that block 0 thread 0 "
+                             "wrote in the same launch")),
+            std::string::npos);
+  // Block 0 reads the elements block 1 writes, and block 1 those block 0 wrote: each of block
+  // 1's threads races three times (two writes after block 0's read, one read after its write).
+  EXPECT_NE(emulation_error("const long long i = blockIdx.x * 32 + threadIdx.x;\n"
+                            "out0[i] = in0[i];\nout0[i] = out0[i] + out0[(i + 32) % 64];",
+                            2, 32)
+                .find(unsafe(96,
+                             "block 1: thread 0 writes byte 128 of out0 that block 0 thread 0 "
+                             "read in the same launch")),
+            std::string::npos);
+  // Scratch too.
+  EXPECT_NE(emulation_error("ORCH_SCRATCH(float, s1, 0);\ns1[0] = in0[threadIdx.x];\n"
+                            "out0[threadIdx.x] = 0;",
+                            1, 64, 4)
+                .find(unsafe(63,
+                             "block 0: thread 1 writes byte 0 of scratch that block 0 thread "
+                             "0 wrote in the same launch")),
+            std::string::npos);
+}
+
+// A GPU's memory holds garbage where a kernel writes nothing: so do the emulator's outputs.
+TEST(CudaStaging, TheEmulatorPoisonsWhatAKernelLeavesUnwritten) {
+  Graph g = copy_graph();
+  CudaKernelSource source;
+  source.code =
+      R"(extern "C" __global__ void f(const float* in0, ORCH_GLOBAL(float) out0, unsigned char* scratch) {
+  if (threadIdx.x > 0) out0[threadIdx.x] = in0[threadIdx.x];
+}
+)";
+  source.launches.push_back({"f", 1, 64});
+  std::vector<Tensor> inputs = interp::random_inputs(g, 4);
+  std::vector<Tensor> out = cuda_emulate(g, source, inputs);
+  EXPECT_TRUE(std::isnan(out[0].get(0)));
+  EXPECT_EQ(out[0].get(1), inputs[0].get(1));
 }
 
 }  // namespace

@@ -138,11 +138,13 @@ std::string quote(const std::string& s) {
 }
 
 // A trampoline takes the parameters as void* and converts each to the function's own pointer
-// type (orch_any's conversion operator deduces it), so only their number is needed.
+// type (orch_any's conversion operators deduce it; an output's is checked, the race check's
+// orch_global), so only their number is needed.
 constexpr const char* kAnyPointer = R"(
 struct orch_any {
   void* p;
   template <typename T> operator T*() const { return static_cast<T*>(p); }
+  template <typename T> operator orch_global<T>() const { return orch_global_at(static_cast<T*>(p)); }
 };
 )";
 
@@ -174,6 +176,8 @@ struct HostKernels::Impl {
   int (*take_faults)() = nullptr;
   void (*begin_block)() = nullptr;          // starts the race check's record of a block
   int (*take_races)(char*, int) = nullptr;  // races since the last call, and the first
+  // Lists the buffers the race check watches in the coming launch.
+  void (*watch)(void* const*, const long long*, const char* const*, int) = nullptr;
   std::map<std::string, std::pair<CallFn, int>> functions;  // name -> trampoline, parameters
 };
 
@@ -203,6 +207,8 @@ HostKernels::HostKernels(const std::string& code, std::span<const HostFunction> 
       reinterpret_cast<void (*)()>(impl_->library->symbol("orch_emulate_begin_block"));
   impl_->take_races =
       reinterpret_cast<int (*)(char*, int)>(impl_->library->symbol("orch_emulate_take_races"));
+  impl_->watch =
+      reinterpret_cast<decltype(impl_->watch)>(impl_->library->symbol("orch_emulate_buffers"));
   reinterpret_cast<void (*)(BarrierFn)>(impl_->library->symbol("orch_emulate_set_barrier"))(
       barrier);
   // Warp shuffles are block barriers on the host (the host prelude's orch_shfl_xor).
@@ -215,12 +221,23 @@ HostKernels::HostKernels(const std::string& code, std::span<const HostFunction> 
 
 HostKernels::~HostKernels() = default;
 
-void HostKernels::launch(const CudaLaunch& launch, std::span<void* const> args) const {
+void HostKernels::launch(const CudaLaunch& launch, std::span<void* const> args,
+                         std::span<const WrittenBuffer> written) const {
   auto it = impl_->functions.find(launch.function);
   check(it != impl_->functions.end(), "no host function {}", launch.function);
   auto [call, parameters] = it->second;
   check(static_cast<int>(args.size()) == parameters, "{} takes {} arguments, {} given",
         launch.function, parameters, args.size());
+  std::vector<void*> bases;
+  std::vector<long long> bytes;
+  std::vector<const char*> names;
+  for (const WrittenBuffer& w : written) {
+    check(w.arg >= 0 && w.arg < parameters, "{}: no argument {}", launch.function, w.arg);
+    bases.push_back(args[w.arg]);
+    bytes.push_back(w.bytes);
+    names.push_back(w.name.c_str());
+  }
+  impl_->watch(bases.data(), bytes.data(), names.data(), static_cast<int>(written.size()));
   auto blocks = static_cast<unsigned>(launch.blocks);
   auto threads = static_cast<unsigned>(launch.threads);
   if (impl_->barriers) {
@@ -246,9 +263,23 @@ void HostKernels::launch(const CudaLaunch& launch, std::span<void* const> args) 
   check(faults == 0, "{}: {} reads outside the regions staged in shared memory", launch.function,
         faults);
   check(races == 0,
-        "{}: {} unsafe accesses to shared memory (races, or reads of bytes the block never "
-        "wrote); the first: {}",
+        "{}: {} unsafe operations (races, reads of shared bytes the block never wrote, "
+        "shuffles in a partial warp); the first: {}",
         launch.function, races, first);
+}
+
+void poison(std::span<std::byte> bytes) {
+  std::fill(bytes.begin(), bytes.end(), std::byte{0xFF});
+}
+
+std::vector<WrittenBuffer> written_buffers(size_t inputs, std::span<const int64_t> output_bytes,
+                                           int64_t scratch_bytes) {
+  std::vector<WrittenBuffer> written;
+  for (size_t o = 0; o < output_bytes.size(); ++o)
+    written.push_back({static_cast<int>(inputs + o), output_bytes[o], fmt::format("out{}", o)});
+  if (scratch_bytes > 0)
+    written.push_back({static_cast<int>(inputs + output_bytes.size()), scratch_bytes, "scratch"});
+  return written;
 }
 
 std::vector<std::vector<Tensor>> cuda_emulate_all(std::span<const CudaEmulation> runs,
@@ -268,15 +299,22 @@ std::vector<std::vector<Tensor>> cuda_emulate_all(std::span<const CudaEmulation>
   for (const CudaEmulation& run : runs) {
     std::vector<Tensor> outputs;
     std::vector<void*> args;
+    std::vector<int64_t> output_bytes;
     for (const Tensor& t : run.inputs) args.push_back(const_cast<std::byte*>(t.bytes()));
     for (ValueId v : run.kernel->outputs()) {
       outputs.emplace_back(run.kernel->value(v).type.dtype, run.kernel->value(v).type.shape);
-      args.push_back(outputs.back().mutable_bytes());
+      Tensor& out = outputs.back();
+      poison({out.mutable_bytes(), out.nbytes()});
+      args.push_back(out.mutable_bytes());
+      output_bytes.push_back(static_cast<int64_t>(out.nbytes()));
     }
     // 8-byte words: the scratch values' offsets are aligned, so every element type is.
-    std::vector<uint64_t> scratch(static_cast<size_t>((run.source->scratch_bytes + 7) / 8));
+    std::vector<uint64_t> scratch(static_cast<size_t>((run.source->scratch_bytes + 7) / 8),
+                                  ~uint64_t{0});
     args.push_back(scratch.empty() ? nullptr : scratch.data());
-    for (const CudaLaunch& launch : run.source->launches) kernels.launch(launch, args);
+    std::vector<WrittenBuffer> written =
+        written_buffers(run.inputs.size(), output_bytes, run.source->scratch_bytes);
+    for (const CudaLaunch& launch : run.source->launches) kernels.launch(launch, args, written);
     results.push_back(std::move(outputs));
   }
   return results;

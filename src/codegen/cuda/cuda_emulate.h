@@ -4,9 +4,10 @@
 // helpers); each launch runs its blocks one after another, and a block's threads one after
 // another, as fibers when the code has barriers (__syncthreads switches to the next thread).
 // Reads of shared arrays are checked against their staged boxes (ORCH_IN), and every access to
-// them against the block's barriers: a thread touching a byte that another one wrote (or, for a
-// write, read) with no barrier between races on a GPU, and reading a byte no thread of the
-// block wrote reads garbage there, though the serial run here would get a value.
+// shared memory and to the buffers a launch writes against the order a GPU guarantees
+// (cuda_race_check.cc): a thread touching a byte that another one wrote (or, for a write, read)
+// with no barrier between, or in the same launch, races on a GPU, and reading a shared byte no
+// thread of the block wrote reads garbage there, though the serial run here would get a value.
 #pragma once
 
 #include <memory>
@@ -18,6 +19,23 @@
 #include "ir/tensor.h"
 
 namespace orch::codegen {
+
+/// A buffer a launch may write (an output or the scratch), whose bytes the race check watches.
+struct WrittenBuffer {
+  int arg = 0;        // its index among the launch's arguments
+  int64_t bytes = 0;  // its size
+  std::string name;   // in messages: out0, scratch
+};
+
+/// The buffers a launch of a kernel with `inputs` inputs, outputs of `output_bytes` and
+/// `scratch_bytes` of scratch may write, in the parameter order of cuda_source.h.
+std::vector<WrittenBuffer> written_buffers(size_t inputs, std::span<const int64_t> output_bytes,
+                                           int64_t scratch_bytes);
+
+/// Fills memory a kernel is to write with 0xFF bytes (NaN floats, -1 integers), as GPU memory
+/// holds garbage: an element the kernel leaves unwritten then differs from the interpreter's
+/// instead of passing as the zero a fresh host buffer holds.
+void poison(std::span<std::byte> bytes);
 
 /// A __global__ function of generated code and its number of parameters.
 struct HostFunction {
@@ -38,9 +56,11 @@ class HostKernels {
   HostKernels& operator=(const HostKernels&) = delete;
 
   /// Runs one launch: its blocks and threads one after another, with `args` in the parameter
-  /// order of cuda_source.h (inputs, outputs, scratch). Throws Error for an unknown function or
-  /// a wrong number of arguments.
-  void launch(const CudaLaunch& launch, std::span<void* const> args) const;
+  /// order of cuda_source.h (inputs, outputs, scratch), the race check watching the `written`
+  /// ones. Throws Error for an unknown function, a wrong number of arguments, reads outside a
+  /// staged box or a race.
+  void launch(const CudaLaunch& launch, std::span<void* const> args,
+              std::span<const WrittenBuffer> written = {}) const;
 
  private:
   struct Impl;

@@ -37,6 +37,11 @@ std::vector<std::string> parameter_types(const Graph& kernel);
 /// use ORCH_FN, which each prelude defines.
 std::string helper_functions();
 
+/// The host prelude's race check (cuda_race_check.cc): ORCH_SHARED, ORCH_GLOBAL and ORCH_SCRATCH
+/// arrays whose every access is checked against the block's barriers and the launch's other
+/// threads. Expects orch_shared, threadIdx and blockIdx declared before it.
+std::string host_race_check();
+
 /// What host-compiled kernel source starts with instead of cuda_prelude(): the CUDA names the
 /// generated code uses (__global__, threadIdx, ...) defined for a serial run, then the helpers.
 std::string host_prelude();

@@ -96,82 +96,8 @@ extern "C" void orch_emulate_set(unsigned block, unsigned thread, unsigned block
 constexpr long long orch_shared_bytes = )p" +
          std::to_string(kCudaMaxSharedBytes) + R"p(;
 alignas(16) __shared__ unsigned char orch_shared[orch_shared_bytes];
-// The race check. A serial run hides races that a GPU has: here a thread reading what another
-// wrote without a barrier between sees the write, as it may not on a GPU. So every byte of
-// orch_shared remembers its last write and read, each as (barrier interval << 11 | thread),
-// 2047 for several readers; intervals count a block's barriers, from a base that each block
-// raises, so a byte last written before the block began is one its threads never wrote.
-static thread_local unsigned long long orch_written[orch_shared_bytes];
-static thread_local unsigned long long orch_read[orch_shared_bytes];
-static thread_local unsigned long long orch_block_base = 0;
-static thread_local unsigned long long orch_barriers[1024];  // passed by each thread of the block
-static thread_local int orch_races = 0;
-static thread_local char orch_first_race[256];
-extern "C" void orch_emulate_begin_block() {
-  orch_block_base += 1ULL << 24;
-  for (unsigned long long& b : orch_barriers) b = 0;
-}
-extern "C" int orch_emulate_take_races(char* first, int size) {
-  int n = orch_races;
-  snprintf(first, size, "%s", orch_first_race);
-  orch_races = 0;
-  return n;
-}
-// Counts a fault and keeps the first's text: "thread <what> byte <byte> of shared memory<whose>".
-static void orch_race(long long byte, const char* what, const char* whose) {
-  if (orch_races++ == 0)
-    snprintf(orch_first_race, sizeof orch_first_race,
-             "block %u: thread %u %s byte %lld of shared memory%s", blockIdx.x, threadIdx.x, what,
-             byte, whose);
-}
-// The same for a byte another thread touched in this barrier interval (`other`, as recorded).
-static void orch_race_with(long long byte, const char* what, const char* done,
-                           unsigned long long other) {
-  char whose[64];
-  int by = (int)(other & 2047);
-  if (by == 2047)
-    snprintf(whose, sizeof whose, " that other threads %s with no barrier between", done);
-  else
-    snprintf(whose, sizeof whose, " that thread %d %s with no barrier between", by, done);
-  orch_race(byte, what, whose);
-}
-static void orch_shared_access(const void* p, int size, bool write) {
-  long long byte = (const unsigned char*)p - orch_shared;
-  if (byte < 0 || byte + size > orch_shared_bytes)
-    return orch_race(byte, "touches", " (outside it)");
-  unsigned long long now = (orch_block_base + orch_barriers[threadIdx.x]) << 11;
-  unsigned long long me = now | threadIdx.x;
-  for (long long b = byte; b < byte + size; ++b) {
-    unsigned long long& w = orch_written[b];
-    unsigned long long& r = orch_read[b];
-    if (!write && w >> 11 < orch_block_base)
-      return orch_race(b, "reads", " that no thread of its block wrote");
-    if ((w & ~2047ULL) == now && w != me)
-      return orch_race_with(b, write ? "writes" : "reads", "wrote", w);
-    if (write && (r & ~2047ULL) == now && r != me)
-      return orch_race_with(b, "writes", "read", r);
-    if (write) w = me;
-    else r = (r & ~2047ULL) == now && r != me ? now | 2047 : me;
-  }
-}
-// A shared array: a pointer whose elements check every access.
-template <class T> struct orch_shared_element {
-  T* p;
-  operator T() const {
-    orch_shared_access(p, sizeof(T), false);
-    return *p;
-  }
-  void operator=(T v) const {
-    orch_shared_access(p, sizeof(T), true);
-    *p = v;
-  }
-};
-template <class T> struct orch_shared_array {
-  T* base;
-  orch_shared_element<T> operator[](long long i) const { return {base + i}; }
-};
-#define ORCH_SHARED(T, name, offset) \
-  const orch_shared_array<T> name { (T*)(orch_shared + (offset)) }
+)p" + host_race_check() +
+         R"p(
 static void (*orch_barrier)() = nullptr;
 extern "C" void orch_emulate_set_barrier(void (*barrier)()) { orch_barrier = barrier; }
 static inline void __syncthreads() {
@@ -193,9 +119,12 @@ static inline long long ORCH_IN(long long i, long long n) {
 // A warp's exchange, through the block: phases that shuffle keep their trip counts uniform
 // within a block, so every thread of it shuffles together and a block barrier stands for the
 // warp's. It orders no shared memory (on a GPU, __syncwarp would), so it starts no new barrier
-// interval for the race check.
+// interval for the race check. The device's shuffle names all 32 lanes, so a warp the block
+// fills only in part may not shuffle (its missing lanes would hand over what lies here).
 static thread_local unsigned long long orch_lanes[1024];
 template <class T> static inline T orch_shfl_xor(T v, int lane_mask) {
+  if ((threadIdx.x | 31) >= blockDim.x)
+    orch_fault("shuffles in a warp the block's %u threads fill in part", blockDim.x);
   T* slot = reinterpret_cast<T*>(orch_lanes);
   slot[threadIdx.x] = v;
   orch_barrier();
@@ -212,6 +141,8 @@ std::string cuda_prelude() {
   return "#define ORCH_FN __device__ __forceinline__\n#define ORCH_IN(i, n) (i)\n"
          "extern __shared__ __align__(16) unsigned char orch_shared[];\n"
          "#define ORCH_SHARED(T, name, offset) T* const name = (T*)(orch_shared + (offset))\n"
+         "#define ORCH_GLOBAL(T) T*\n"
+         "#define ORCH_SCRATCH(T, name, offset) T* const name = (T*)(scratch + (offset))\n"
          "template <class T> ORCH_FN T orch_shfl_xor(T v, int lane_mask) {\n"
          "  return __shfl_xor_sync(0xffffffffu, v, lane_mask);\n}\n" +
          cuda_impl::helper_functions();

@@ -332,7 +332,7 @@ CudaKernelSource cuda_kernel_source(const Graph& kernel, const std::string& pref
   for (ValueId v = 0; v < static_cast<ValueId>(nv); ++v) {
     if (!materialized[v]) continue;
     scratch_pointers +=
-        fmt::format("{0}* const s{1} = ({0}*)(scratch + {2});\n",
+        fmt::format("ORCH_SCRATCH({}, s{}, {});\n",
                     cuda_impl::storage_type(kernel.value(v).type.dtype), v, out.scratch_bytes);
     out.scratch_bytes += scratch_bytes(kernel, v);
   }

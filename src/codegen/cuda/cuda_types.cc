@@ -68,7 +68,7 @@ std::vector<std::string> parameter_types(const Graph& kernel) {
   for (ValueId v : kernel.inputs())
     types.push_back(fmt::format("const {}*", storage_type(kernel.value(v).type.dtype)));
   for (ValueId v : kernel.outputs())
-    types.push_back(fmt::format("{}*", storage_type(kernel.value(v).type.dtype)));
+    types.push_back(fmt::format("ORCH_GLOBAL({})", storage_type(kernel.value(v).type.dtype)));
   types.push_back("unsigned char*");
   return types;
 }

@@ -1,0 +1,179 @@
+// The host prelude's race check. A serial run hides the races a GPU has: here a thread that
+// reads what another wrote sees the write whether or not a barrier or a launch boundary lies
+// between, and the next block finds the shared memory the last one left. So the arrays of
+// generated code (ORCH_SHARED, and ORCH_GLOBAL and ORCH_SCRATCH for what a launch writes) are,
+// on the host, objects whose every element access is checked and recorded, per byte:
+//   - shared memory: the last write and read as (barrier interval << 11 | thread), 2047 for
+//     several readers; intervals count a block's barriers from a base each block raises, so a
+//     byte written before the block began is one its threads never wrote;
+//   - global memory (the launch's outputs and scratch, listed by the emulator before it runs):
+//     the last writer and reader in the launch as (block << 10 | thread) + 1, ~0 for several
+//     readers. Blocks run in any order and all at once, so a byte two threads of one launch
+//     touch, one of them writing, is a race; only the next launch sees a launch's writes.
+// A thread touching a byte that another touched in the same interval (launch), one of them
+// writing, is a race; so is reading a shared byte the block never wrote.
+#include "codegen/cuda/cuda_impl.h"
+
+namespace orch::codegen::cuda_impl {
+
+std::string host_race_check() {
+  return R"p(#include <stdarg.h>
+#include <vector>
+static thread_local int orch_races = 0;
+static thread_local char orch_first_race[256];
+extern "C" int orch_emulate_take_races(char* first, int size) {
+  int n = orch_races;
+  snprintf(first, size, "%s", orch_first_race);
+  orch_races = 0;
+  return n;
+}
+// Counts a fault and keeps the first's text: "block <b>: thread <t> " and the formatted rest.
+static void orch_fault(const char* format, ...) {
+  if (orch_races++ > 0) return;
+  int n = snprintf(orch_first_race, sizeof orch_first_race, "block %u: thread %u ", blockIdx.x,
+                   threadIdx.x);
+  va_list rest;
+  va_start(rest, format);
+  vsnprintf(orch_first_race + n, sizeof orch_first_race - n, format, rest);
+  va_end(rest);
+}
+static void orch_race(long long byte, const char* what, const char* where, const char* whose) {
+  orch_fault("%s byte %lld of %s%s", what, byte, where, whose);
+}
+// Checks an access of `size` bytes at `byte` of an array whose records are `written` and `read`
+// by `me` (its records in the current interval are those from `now` up); `who` names another
+// record's thread.
+static void orch_check(unsigned long long* written, unsigned long long* read, long long byte,
+                       int size, bool write, unsigned long long me, unsigned long long now,
+                       unsigned long long several, const char* where, const char* between,
+                       void (*who)(unsigned long long, char*, int)) {
+  for (long long b = byte; b < byte + size; ++b) {
+    unsigned long long& w = written[b];
+    unsigned long long& r = read[b];
+    const char* done = nullptr;
+    unsigned long long other = 0;
+    if (w >= now && w != me) {
+      done = "wrote";
+      other = w;
+    } else if (write && r >= now && r != me) {
+      done = "read";
+      other = r;
+    }
+    if (done != nullptr) {
+      char whom[48], whose[128];
+      if (other == several)
+        snprintf(whom, sizeof whom, "other threads");
+      else
+        who(other, whom, sizeof whom);
+      snprintf(whose, sizeof whose, " that %s %s %s", whom, done, between);
+      return orch_race(b, write ? "writes" : "reads", where, whose);
+    }
+    if (write)
+      w = me;
+    else
+      r = r >= now && r != me ? several : me;
+  }
+}
+
+// Shared memory.
+static thread_local unsigned long long orch_shared_written[orch_shared_bytes];
+static thread_local unsigned long long orch_shared_read[orch_shared_bytes];
+static thread_local unsigned long long orch_block_base = 0;
+static thread_local unsigned long long orch_barriers[1024];  // passed by each thread of the block
+extern "C" void orch_emulate_begin_block() {
+  orch_block_base += 1ULL << 24;
+  for (unsigned long long& b : orch_barriers) b = 0;
+}
+static void orch_shared_thread(unsigned long long record, char* text, int size) {
+  snprintf(text, size, "thread %d", (int)(record & 2047));
+}
+static void orch_shared_access(const void* p, int size, bool write) {
+  long long byte = (const unsigned char*)p - orch_shared;
+  if (byte < 0 || byte + size > orch_shared_bytes)
+    return orch_race(byte, "touches", "shared memory", " (outside it)");
+  for (long long b = byte; b < byte + size; ++b)
+    if (!write && orch_shared_written[b] >> 11 < orch_block_base)
+      return orch_race(b, "reads", "shared memory", " that no thread of its block wrote");
+  unsigned long long now = (orch_block_base + orch_barriers[threadIdx.x]) << 11;
+  orch_check(orch_shared_written, orch_shared_read, byte, size, write, now | threadIdx.x, now,
+             now | 2047, "shared memory", "with no barrier between", orch_shared_thread);
+}
+template <class T> struct orch_shared_element {
+  T* p;
+  operator T() const {
+    orch_shared_access(p, sizeof(T), false);
+    return *p;
+  }
+  void operator=(T v) const {
+    orch_shared_access(p, sizeof(T), true);
+    *p = v;
+  }
+};
+template <class T> struct orch_shared_array {
+  T* base;
+  orch_shared_element<T> operator[](long long i) const { return {base + i}; }
+};
+#define ORCH_SHARED(T, name, offset) \
+  const orch_shared_array<T> name { (T*)(orch_shared + (offset)) }
+
+// Global memory: the buffers the coming launch may write.
+struct orch_buffer {
+  unsigned char* base;
+  long long bytes;
+  const char* name;
+  std::vector<unsigned long long> written, read;
+};
+static thread_local std::vector<orch_buffer> orch_buffers;
+extern "C" void orch_emulate_buffers(void* const* bases, const long long* bytes,
+                                     const char* const* names, int n) {
+  orch_buffers.resize(n);
+  for (int i = 0; i < n; ++i) {
+    orch_buffer& b = orch_buffers[i];
+    b.base = (unsigned char*)bases[i];
+    b.bytes = bytes[i];
+    b.name = names[i];
+    b.written.assign(bytes[i], 0);
+    b.read.assign(bytes[i], 0);
+  }
+}
+static void orch_global_thread(unsigned long long record, char* text, int size) {
+  snprintf(text, size, "block %llu thread %llu", (record - 1) >> 10, (record - 1) & 1023);
+}
+static void orch_global_access(orch_buffer* b, const void* p, int size, bool write) {
+  long long byte = (const unsigned char*)p - b->base;
+  if (byte < 0 || byte + size > b->bytes)
+    return orch_race(byte, "touches", b->name, " (outside it)");
+  unsigned long long me = ((unsigned long long)blockIdx.x << 10 | threadIdx.x) + 1;
+  orch_check(b->written.data(), b->read.data(), byte, size, write, me, 1, ~0ULL, b->name,
+             "in the same launch", orch_global_thread);
+}
+template <class T> struct orch_global_element {
+  T* p;
+  orch_buffer* b;
+  operator T() const {
+    if (b) orch_global_access(b, p, sizeof(T), false);
+    return *p;
+  }
+  void operator=(T v) const {
+    if (b) orch_global_access(b, p, sizeof(T), true);
+    *p = v;
+  }
+};
+// A pointer to a buffer the launch may write; b is null for one the emulator did not list.
+template <class T> struct orch_global {
+  T* base;
+  orch_buffer* b;
+  orch_global_element<T> operator[](long long i) const { return {base + i, b}; }
+};
+template <class T> static orch_global<T> orch_global_at(T* p) {
+  for (orch_buffer& b : orch_buffers)
+    if ((unsigned char*)p >= b.base && (unsigned char*)p < b.base + b.bytes) return {p, &b};
+  return {p, nullptr};
+}
+#define ORCH_GLOBAL(T) orch_global<T>
+#define ORCH_SCRATCH(T, name, offset) \
+  const orch_global<T> name = orch_global_at((T*)(scratch + (offset)))
+)p";
+}
+
+}  // namespace orch::codegen::cuda_impl
