@@ -203,6 +203,13 @@ int64_t lanes_per_element(int64_t n, int64_t volume, int threads) {
   return g;
 }
 
+// The extents of a warp reduction's axes, the innermost dims of its input (warp_reduction).
+std::vector<int64_t> inner_reduce_extents(const Graph& kernel, const Node& reduce) {
+  const Shape& xs = kernel.value(reduce.inputs[0]).type.shape;
+  size_t first = xs.size() - attr_ints(reduce.attrs, "axes").size();
+  return std::vector<int64_t>(xs.begin() + static_cast<long>(first), xs.end());
+}
+
 // A phase of `v` whose reduction `r` (warp_reduction) runs a group of lanes per element
 // (lanes_per_element), `threads` (a whole number of warps) per block: each lane accumulates
 // every g-th term of the reduction, five shuffles combine a warp's lanes, a group wider than a
@@ -213,11 +220,8 @@ std::string warp_phase(const Graph& kernel, ValueId v, NodeId r, const std::stri
                        int threads, std::vector<ValueHome> homes, Globals& globals, Geometry& geo) {
   const Shape& shape = kernel.value(v).type.shape;
   const Node& reduce = kernel.node(r);
-  const Shape& xs = kernel.value(reduce.inputs[0]).type.shape;
-  // The reduce axes are the innermost dims: the lane's flat index rr splits into them.
-  size_t first = xs.size() - attr_ints(reduce.attrs, "axes").size();
-  FlatReduce flat =
-      flat_reduce(std::vector<int64_t>(xs.begin() + static_cast<long>(first), xs.end()));
+  // The lane's flat index rr splits into the reduce axes.
+  FlatReduce flat = flat_reduce(inner_reduce_extents(kernel, reduce));
   int64_t n = num_elements(shape), g = warp_lanes(kernel, v, r, threads);
   int64_t groups = threads / g;
   geo.threads = threads;
@@ -254,13 +258,8 @@ std::string warp_phase(const Graph& kernel, ValueId v, NodeId r, const std::stri
 }  // namespace
 
 int64_t warp_lanes(const Graph& kernel, ValueId v, NodeId r, int threads) {
-  const Node& reduce = kernel.node(r);
-  const Shape& xs = kernel.value(reduce.inputs[0]).type.shape;
-  // The reduce axes are the innermost dims (warp_reduction).
-  size_t first = xs.size() - attr_ints(reduce.attrs, "axes").size();
-  int64_t volume = 1;
-  for (size_t d = first; d < xs.size(); ++d) volume *= xs[d];
-  return lanes_per_element(num_elements(kernel.value(v).type.shape), volume, threads);
+  return lanes_per_element(num_elements(kernel.value(v).type.shape),
+                           num_elements(inner_reduce_extents(kernel, kernel.node(r))), threads);
 }
 
 NodeId warp_reduction(const Graph& kernel, ValueId v, const std::vector<ValueHome>& homes) {
