@@ -300,7 +300,7 @@ std::string emulation_error(const std::string& body, int64_t blocks = 1, int thr
       "scratch) {\n" +
       body + "\n}\n";
   source.scratch_bytes = scratch_bytes;
-  source.launches.push_back({"f", blocks, threads});
+  source.launches.push_back({"f", blocks, threads, 256});  // 64 floats of shared memory
   try {
     cuda_emulate(g, source, interp::random_inputs(g, 1));
   } catch (const Error& e) {
@@ -321,7 +321,7 @@ TEST(CudaStaging, TheEmulatorPassesValuesThroughSharedMemoryAcrossABarrier) {
   out0[threadIdx.x] = s[ORCH_IN((threadIdx.x + 1) % 64, 64)];
 }
 )";
-  source.launches.push_back({"f", 1, 64});
+  source.launches.push_back({"f", 1, 64, 256});
   std::vector<Tensor> inputs = interp::random_inputs(g, 3);
   std::vector<Tensor> out = cuda_emulate(g, source, inputs);
   for (int64_t i = 0; i < 64; ++i) EXPECT_EQ(out[0].get(i), inputs[0].get((i + 1) % 64)) << i;
@@ -367,6 +367,13 @@ TEST(CudaStaging, TheEmulatorRejectsSharedMemoryRaces) {
                             "out0[threadIdx.x] = v + s[threadIdx.x ^ 1];")
                 .find("thread 0 reads byte 4 of shared memory that thread 1 wrote with no "
                       "barrier between"),
+            std::string::npos);
+  // Shared memory past what the launch asks for (256 bytes) is not the block's on a GPU.
+  EXPECT_NE(emulation_error("ORCH_SHARED(float, s, 0);\ns[threadIdx.x + 1] = 1;\n"
+                            "out0[threadIdx.x] = 0;")
+                .find(unsafe(1,
+                             "block 0: thread 63 touches byte 256 of shared memory (past what "
+                             "the launch asks for)")),
             std::string::npos);
   // A warp the block fills in part cannot shuffle.
   EXPECT_NE(emulation_error("out0[threadIdx.x] = orch_shfl_xor(in0[threadIdx.x], 1);", 1, 48)
@@ -431,7 +438,8 @@ TEST(CudaStaging, TheEmulatorPoisonsWhatAKernelLeavesUnwritten) {
   Graph g = copy_graph();
   CudaKernelSource source;
   source.code =
-      R"(extern "C" __global__ void f(const float* in0, ORCH_GLOBAL(float) out0, unsigned char* scratch) {
+      R"(extern "C" __global__ void f(const float* in0, ORCH_GLOBAL(float) out0,
+                             unsigned char* scratch) {
   if (threadIdx.x > 0) out0[threadIdx.x] = in0[threadIdx.x];
 }
 )";

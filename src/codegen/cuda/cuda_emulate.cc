@@ -144,7 +144,9 @@ constexpr const char* kAnyPointer = R"(
 struct orch_any {
   void* p;
   template <typename T> operator T*() const { return static_cast<T*>(p); }
-  template <typename T> operator orch_global<T>() const { return orch_global_at(static_cast<T*>(p)); }
+  template <typename T> operator orch_global<T>() const {
+    return orch_global_at(static_cast<T*>(p));
+  }
 };
 )";
 
@@ -174,8 +176,8 @@ struct HostKernels::Impl {
   SetFn set = nullptr;
   bool barriers = false;  // the code has __syncthreads: threads run as fibers
   int (*take_faults)() = nullptr;
-  void (*begin_block)() = nullptr;          // starts the race check's record of a block
-  int (*take_races)(char*, int) = nullptr;  // races since the last call, and the first
+  void (*begin_block)(long long) = nullptr;  // starts the race check's record of a block
+  int (*take_races)(char*, int) = nullptr;   // races since the last call, and the first
   // Lists the buffers the race check watches in the coming launch.
   void (*watch)(void* const*, const long long*, const char* const*, int) = nullptr;
   std::map<std::string, std::pair<CallFn, int>> functions;  // name -> trampoline, parameters
@@ -204,7 +206,7 @@ HostKernels::HostKernels(const std::string& code, std::span<const HostFunction> 
   impl_->take_faults =
       reinterpret_cast<int (*)()>(impl_->library->symbol("orch_emulate_take_faults"));
   impl_->begin_block =
-      reinterpret_cast<void (*)()>(impl_->library->symbol("orch_emulate_begin_block"));
+      reinterpret_cast<void (*)(long long)>(impl_->library->symbol("orch_emulate_begin_block"));
   impl_->take_races =
       reinterpret_cast<int (*)(char*, int)>(impl_->library->symbol("orch_emulate_take_races"));
   impl_->watch =
@@ -228,6 +230,16 @@ void HostKernels::launch(const CudaLaunch& launch, std::span<void* const> args,
   auto [call, parameters] = it->second;
   check(static_cast<int>(args.size()) == parameters, "{} takes {} arguments, {} given",
         launch.function, parameters, args.size());
+  // What CUDA allows, and what the emulator's per-thread arrays hold.
+  check(launch.threads >= 1 && launch.threads <= 1024, "{}: {} threads per block (1 to 1024)",
+        launch.function, launch.threads);
+  check(launch.shared_bytes >= 0 && launch.shared_bytes <= kCudaMaxSharedBytes,
+        "{}: {} bytes of shared memory per block (at most {})", launch.function,
+        launch.shared_bytes, kCudaMaxSharedBytes);
+  // Counts a launch that threw left behind are not this one's.
+  char first[256];
+  impl_->take_faults();
+  impl_->take_races(first, sizeof first);
   std::vector<void*> bases;
   std::vector<long long> bytes;
   std::vector<const char*> names;
@@ -245,12 +257,12 @@ void HostKernels::launch(const CudaLaunch& launch, std::span<void* const> args,
     fibers.call = call;
     fibers.args = args.data();
     for (unsigned b = 0; b < blocks; ++b) {
-      impl_->begin_block();
+      impl_->begin_block(launch.shared_bytes);
       run_block(fibers, impl_->set, b, threads, blocks, launch.function);
     }
   } else {
     for (unsigned b = 0; b < blocks; ++b) {
-      impl_->begin_block();
+      impl_->begin_block(launch.shared_bytes);
       for (unsigned t = 0; t < threads; ++t) {
         impl_->set(b, t, blocks, threads);
         call(args.data());
@@ -258,7 +270,6 @@ void HostKernels::launch(const CudaLaunch& launch, std::span<void* const> args,
     }
   }
   int faults = impl_->take_faults();
-  char first[256];
   int races = impl_->take_races(first, sizeof first);
   check(faults == 0, "{}: {} reads outside the regions staged in shared memory", launch.function,
         faults);

@@ -39,7 +39,8 @@ std::string helper_functions();
 
 /// The host prelude's race check (cuda_race_check.cc): ORCH_SHARED, ORCH_GLOBAL and ORCH_SCRATCH
 /// arrays whose every access is checked against the block's barriers and the launch's other
-/// threads. Expects orch_shared, threadIdx and blockIdx declared before it.
+/// threads. Expects <stdio.h>, threadIdx, blockIdx, orch_shared and orch_shared_bytes declared
+/// before it; ORCH_SCRATCH expects the kernel's `scratch` parameter.
 std::string host_race_check();
 
 /// What host-compiled kernel source starts with instead of cuda_prelude(): the CUDA names the
@@ -189,10 +190,10 @@ std::string shuffle_combine(const Graph& g, const Node& reduce, int64_t lanes);
 /// The statements combining `acc` across a group of `lanes` consecutive lanes (a power of two,
 /// up to a block; `lane` is a thread's index in its group): shuffles within each warp, then, for
 /// a group wider than a warp, each warp's lane 0 leaves its total in `partials` (a shared array
-/// of one accumulator per warp of the block) and, after a barrier every thread of the block
-/// reaches, the group's lane 0 adds those of the group's other warps.
+/// of one accumulator, of C type `type`, per warp of the block) and, after a barrier every
+/// thread of the block reaches, the group's lane 0 adds those of the group's other warps.
 std::string group_combine(const Graph& g, const Node& reduce, int64_t lanes,
-                          const std::string& partials);
+                          const std::string& partials, const std::string& type);
 
 /// The statement declaring `name`, an array of `type` at byte `offset` of the block's dynamic
 /// shared memory (ORCH_SHARED: a pointer on the device; on the host, one whose every access the

@@ -247,7 +247,7 @@ std::string warp_phase(const Graph& kernel, ValueId v, NodeId r, const std::stri
   code += fmt::format("  if (e < {}) {{\n    for (long long rr = lane; rr < {}; rr += {}) {{\n", n,
                       flat.volume, g);
   code += indent(sum.term, 6) + "    }\n  }\n";
-  code += indent(group_combine(kernel, reduce, g, "pt"), 2);
+  code += indent(group_combine(kernel, reduce, g, "pt", sum.type), 2);
   // The next element's partials must not overwrite these before the group's lane 0 read them.
   if (g > kWarp) code += "  __syncthreads();\n";
   code += fmt::format("  if (e < {} && lane == 0) {{\n", n);

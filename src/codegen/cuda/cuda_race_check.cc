@@ -11,7 +11,11 @@
 //     readers. Blocks run in any order and all at once, so a byte two threads of one launch
 //     touch, one of them writing, is a race; only the next launch sees a launch's writes.
 // A thread touching a byte that another touched in the same interval (launch), one of them
-// writing, is a race; so is reading a shared byte the block never wrote.
+// writing, is a race; so is reading a shared byte the block never wrote, and touching shared
+// memory past what the launch asks for. An access the check finds out of bounds is not made.
+// Stricter than CUDA in one way: a barrier orders global accesses within a block, which this
+// check ignores (no generated launch exchanges values through global memory; its phases take
+// disjoint blocks). Scratch is checked as one buffer, not value by value.
 #include "codegen/cuda/cuda_impl.h"
 
 namespace orch::codegen::cuda_impl {
@@ -75,38 +79,48 @@ static void orch_check(unsigned long long* written, unsigned long long* read, lo
   }
 }
 
-// Shared memory.
+// Shared memory: what the launch asks for of orch_shared.
 static thread_local unsigned long long orch_shared_written[orch_shared_bytes];
 static thread_local unsigned long long orch_shared_read[orch_shared_bytes];
+static thread_local long long orch_shared_limit = 0;
 static thread_local unsigned long long orch_block_base = 0;
 static thread_local unsigned long long orch_barriers[1024];  // passed by each thread of the block
-extern "C" void orch_emulate_begin_block() {
+extern "C" void orch_emulate_begin_block(long long shared_bytes) {
+  orch_shared_limit = shared_bytes;
   orch_block_base += 1ULL << 24;
+  // Records hold (base + barriers) << 11: start over before that drops bits (2^28 blocks).
+  if (orch_block_base >= 1ULL << 52) {
+    for (long long b = 0; b < orch_shared_bytes; ++b)
+      orch_shared_written[b] = orch_shared_read[b] = 0;
+    orch_block_base = 1ULL << 24;
+  }
   for (unsigned long long& b : orch_barriers) b = 0;
 }
 static void orch_shared_thread(unsigned long long record, char* text, int size) {
   snprintf(text, size, "thread %d", (int)(record & 2047));
 }
-static void orch_shared_access(const void* p, int size, bool write) {
+// Checks an access; false when it lies outside what the launch asks for.
+static bool orch_shared_access(const void* p, int size, bool write) {
   long long byte = (const unsigned char*)p - orch_shared;
-  if (byte < 0 || byte + size > orch_shared_bytes)
-    return orch_race(byte, "touches", "shared memory", " (outside it)");
+  if (byte < 0 || byte + size > orch_shared_limit) {
+    orch_race(byte, "touches", "shared memory", " (past what the launch asks for)");
+    return false;
+  }
   for (long long b = byte; b < byte + size; ++b)
-    if (!write && orch_shared_written[b] >> 11 < orch_block_base)
-      return orch_race(b, "reads", "shared memory", " that no thread of its block wrote");
+    if (!write && orch_shared_written[b] >> 11 < orch_block_base) {
+      orch_race(b, "reads", "shared memory", " that no thread of its block wrote");
+      return true;
+    }
   unsigned long long now = (orch_block_base + orch_barriers[threadIdx.x]) << 11;
   orch_check(orch_shared_written, orch_shared_read, byte, size, write, now | threadIdx.x, now,
              now | 2047, "shared memory", "with no barrier between", orch_shared_thread);
+  return true;
 }
 template <class T> struct orch_shared_element {
   T* p;
-  operator T() const {
-    orch_shared_access(p, sizeof(T), false);
-    return *p;
-  }
+  operator T() const { return orch_shared_access(p, sizeof(T), false) ? *p : T(); }
   void operator=(T v) const {
-    orch_shared_access(p, sizeof(T), true);
-    *p = v;
+    if (orch_shared_access(p, sizeof(T), true)) *p = v;
   }
 };
 template <class T> struct orch_shared_array {
@@ -139,24 +153,24 @@ extern "C" void orch_emulate_buffers(void* const* bases, const long long* bytes,
 static void orch_global_thread(unsigned long long record, char* text, int size) {
   snprintf(text, size, "block %llu thread %llu", (record - 1) >> 10, (record - 1) & 1023);
 }
-static void orch_global_access(orch_buffer* b, const void* p, int size, bool write) {
+// Checks an access; false when it lies outside the buffer.
+static bool orch_global_access(orch_buffer* b, const void* p, int size, bool write) {
   long long byte = (const unsigned char*)p - b->base;
-  if (byte < 0 || byte + size > b->bytes)
-    return orch_race(byte, "touches", b->name, " (outside it)");
+  if (byte < 0 || byte + size > b->bytes) {
+    orch_race(byte, "touches", b->name, " (outside it)");
+    return false;
+  }
   unsigned long long me = ((unsigned long long)blockIdx.x << 10 | threadIdx.x) + 1;
   orch_check(b->written.data(), b->read.data(), byte, size, write, me, 1, ~0ULL, b->name,
              "in the same launch", orch_global_thread);
+  return true;
 }
 template <class T> struct orch_global_element {
   T* p;
   orch_buffer* b;
-  operator T() const {
-    if (b) orch_global_access(b, p, sizeof(T), false);
-    return *p;
-  }
+  operator T() const { return !b || orch_global_access(b, p, sizeof(T), false) ? *p : T(); }
   void operator=(T v) const {
-    if (b) orch_global_access(b, p, sizeof(T), true);
-    *p = v;
+    if (!b || orch_global_access(b, p, sizeof(T), true)) *p = v;
   }
 };
 // A pointer to a buffer the launch may write; b is null for one the emulator did not list.

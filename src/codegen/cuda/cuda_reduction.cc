@@ -63,7 +63,7 @@ std::string shuffle_combine(const Graph& g, const Node& reduce, int64_t lanes) {
 }
 
 std::string group_combine(const Graph& g, const Node& reduce, int64_t lanes,
-                          const std::string& partials) {
+                          const std::string& partials, const std::string& type) {
   if (lanes <= 1) return "";
   std::string code = shuffle_combine(g, reduce, std::min(lanes, kWarp));
   if (lanes <= kWarp) return code;
@@ -72,9 +72,7 @@ std::string group_combine(const Graph& g, const Node& reduce, int64_t lanes,
   code += "__syncthreads();\n";
   // The partial is cast to the accumulator's type: the host's checked shared arrays hand out a
   // reference that converts to it, which orch_max and orch_min could not deduce their type from.
-  std::string partial =
-      fmt::format("({})({}[threadIdx.x / {} + wp])",
-                  value_type(g.value(reduce.inputs[0]).type.dtype), partials, kWarp);
+  std::string partial = fmt::format("({})({}[threadIdx.x / {} + wp])", type, partials, kWarp);
   return code + fmt::format("if (lane == 0)\n  for (int wp = 1; wp < {}; ++wp) acc = {};\n",
                             lanes / kWarp, combine(g, reduce, "acc", partial));
 }

@@ -105,9 +105,9 @@ std::optional<LibraryCall> library_call_of(const Graph& graph, std::span<const N
 /// Every __global__ function of the kernel takes the same parameters: one pointer per kernel
 /// input (`const T*`, in the kernel graph's input order), one per kernel output (`T*`, written
 /// ORCH_GLOBAL(T) for the host's race check, in output order), then `unsigned char* scratch`
-/// (scratch_bytes, may be null when 0). Tensors are
-/// dense row-major in their storage type: f32 float, f64 double, f16 __half is not supported,
-/// i64 long long, i32 int, i8/u8 signed/unsigned char, bool unsigned char (0 or 1).
+/// (scratch_bytes, may be null when 0). Tensors are dense row-major in their storage type: f32
+/// float, f64 double, f16 __half is not supported, i64 long long, i32 int, i8/u8
+/// signed/unsigned char, bool unsigned char (0 or 1).
 struct CudaKernelSource {
   std::string code;  // device helpers and the __global__ functions; needs cuda_prelude() first
   std::vector<CudaLaunch> launches;  // in order

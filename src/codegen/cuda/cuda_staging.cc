@@ -159,7 +159,7 @@ std::string compute(const Graph& kernel, const schedule::TileGraph& tg,
   code += indent(sum.term, 6) + "    }\n  }\n";
   // A group wider than one lane has g * elements <= threads: the loop runs once and no
   // element overwrites the partials.
-  code += indent(group_combine(kernel, reduce, g, partials), 2);
+  code += indent(group_combine(kernel, reduce, g, partials, sum.type), 2);
   code += fmt::format("  if (live && lane == 0) {{\n{}    {}[{}] = ({})({});\n  }}\n",
                       indent(sum.epilogue, 4), a.home.name, a.at,
                       storage_type(kernel.value(v).type.dtype), sum.result);
