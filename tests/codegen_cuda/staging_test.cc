@@ -345,92 +345,87 @@ std::string unsafe(int n, const std::string& first) {
       n, first);
 }
 
-// A serial run gives a thread what another wrote before it, barrier or not; a GPU does not.
-// The race check rejects each way the order of a block's threads could show.
-TEST(CudaStaging, TheEmulatorRejectsSharedMemoryRaces) {
-  // Each thread reads its left neighbour's element without a barrier.
-  EXPECT_NE(emulation_error("ORCH_SHARED(float, s, 0);\ns[threadIdx.x] = in0[threadIdx.x];\n"
-                            "out0[threadIdx.x] = s[threadIdx.x > 0 ? threadIdx.x - 1 : 63];")
-                .find(unsafe(64,
-                             "block 0: thread 0 reads byte 252 of shared memory that no "
-                             "thread of its block wrote")),
-            std::string::npos);
-  EXPECT_NE(emulation_error("ORCH_SHARED(float, s, 0);\ns[threadIdx.x] = in0[threadIdx.x];\n"
-                            "out0[threadIdx.x] = s[threadIdx.x > 0 ? threadIdx.x - 1 : 0];")
-                .find(unsafe(63,
-                             "block 0: thread 1 reads byte 0 of shared memory that thread 0 "
-                             "wrote with no barrier between")),
-            std::string::npos);
-  // A shuffle orders no shared memory: the lanes still race.
-  EXPECT_NE(emulation_error("ORCH_SHARED(float, s, 0);\ns[threadIdx.x] = in0[threadIdx.x];\n"
-                            "float v = orch_shfl_xor(in0[threadIdx.x], 1);\n"
-                            "out0[threadIdx.x] = v + s[threadIdx.x ^ 1];")
-                .find("thread 0 reads byte 4 of shared memory that thread 1 wrote with no "
-                      "barrier between"),
-            std::string::npos);
-  // Shared memory past what the launch asks for (256 bytes) is not the block's on a GPU.
-  EXPECT_NE(emulation_error("ORCH_SHARED(float, s, 0);\ns[threadIdx.x + 1] = 1;\n"
-                            "out0[threadIdx.x] = 0;")
-                .find(unsafe(1,
-                             "block 0: thread 63 touches byte 256 of shared memory (past what "
-                             "the launch asks for)")),
-            std::string::npos);
-  // A warp the block fills in part cannot shuffle.
-  EXPECT_NE(emulation_error("out0[threadIdx.x] = orch_shfl_xor(in0[threadIdx.x], 1);", 1, 48)
-                .find(unsafe(16,
-                             "block 0: thread 32 shuffles in a warp the block's 48 threads "
-                             "fill in part")),
-            std::string::npos);
-  // An element overwritten in the barrier interval in which another thread reads it.
-  EXPECT_NE(emulation_error("ORCH_SHARED(float, s, 0);\ns[threadIdx.x] = in0[threadIdx.x];\n"
-                            "__syncthreads();\nconst float v = s[(threadIdx.x + 1) % 64];\n"
-                            "s[threadIdx.x] = 2 * v;\n__syncthreads();\n"
-                            "out0[threadIdx.x] = s[threadIdx.x];")
-                .find(unsafe(64,
-                             "block 0: thread 1 writes byte 4 of shared memory that thread 0 "
-                             "read with no barrier between")),
-            std::string::npos);
-  // The second block reads what only the first wrote.
-  EXPECT_NE(emulation_error("ORCH_SHARED(float, s, 0);\nif (blockIdx.x == 0) s[threadIdx.x] = 1;\n"
-                            "__syncthreads();\nout0[blockIdx.x * 32 + threadIdx.x] = "
-                            "s[threadIdx.x];",
-                            2, 32)
-                .find(unsafe(32,
-                             "block 1: thread 0 reads byte 0 of shared memory that no thread "
-                             "of its block wrote")),
-            std::string::npos);
-  // With a barrier between, the same exchange passes.
-  EXPECT_EQ(emulation_error("ORCH_SHARED(float, s, 0);\ns[threadIdx.x] = in0[threadIdx.x];\n"
-                            "__syncthreads();\n"
-                            "out0[threadIdx.x] = s[threadIdx.x > 0 ? threadIdx.x - 1 : 63];"),
-            "");
-}
+// A kernel body the emulator must reject, and the start of its error.
+struct UnsafeKernel {
+  std::string why, body;
+  int64_t blocks = 1;
+  int threads = 64;
+  int64_t scratch_bytes = 0;
+  std::string error;
+};
 
-// Blocks run in any order and at once: only the next launch sees what a launch writes.
-TEST(CudaStaging, TheEmulatorRejectsGlobalMemoryRaces) {
-  // Both blocks write the first half of the output.
-  EXPECT_NE(emulation_error("out0[threadIdx.x] = in0[threadIdx.x];", 2, 32)
-                .find(unsafe(32,
-                             "block 1: thread 0 writes byte 0 of out0 that block 0 thread 0 "
-                             "wrote in the same launch")),
-            std::string::npos);
-  // Block 0 reads the elements block 1 writes, and block 1 those block 0 wrote: each of block
-  // 1's threads races three times (two writes after block 0's read, one read after its write).
-  EXPECT_NE(emulation_error("const long long i = blockIdx.x * 32 + threadIdx.x;\n"
-                            "out0[i] = in0[i];\nout0[i] = out0[i] + out0[(i + 32) % 64];",
-                            2, 32)
-                .find(unsafe(96,
-                             "block 1: thread 0 writes byte 128 of out0 that block 0 thread 0 "
-                             "read in the same launch")),
-            std::string::npos);
-  // Scratch too.
-  EXPECT_NE(emulation_error("ORCH_SCRATCH(float, s1, 0);\ns1[0] = in0[threadIdx.x];\n"
-                            "out0[threadIdx.x] = 0;",
-                            1, 64, 4)
-                .find(unsafe(63,
-                             "block 0: thread 1 writes byte 0 of scratch that block 0 thread "
-                             "0 wrote in the same launch")),
-            std::string::npos);
+// A serial run gives a thread what another wrote before it, barrier or launch boundary or not;
+// a GPU does not. The race check rejects each way the serial order could show.
+TEST(CudaStaging, TheEmulatorRejectsRaces) {
+  const std::string copy = "ORCH_SHARED(float, s, 0);\ns[threadIdx.x] = in0[threadIdx.x];\n";
+  const std::vector<UnsafeKernel> kernels = {
+      {"each thread reads its left neighbour's element without a barrier",
+       copy + "out0[threadIdx.x] = s[threadIdx.x > 0 ? threadIdx.x - 1 : 63];", 1, 64, 0,
+       unsafe(64,
+              "block 0: thread 0 reads byte 252 of shared memory that no thread of its "
+              "block wrote")},
+      {"the same, thread 0 reading its own",
+       copy + "out0[threadIdx.x] = s[threadIdx.x > 0 ? threadIdx.x - 1 : 0];", 1, 64, 0,
+       unsafe(63,
+              "block 0: thread 1 reads byte 0 of shared memory that thread 0 wrote with no "
+              "barrier between")},
+      {"a shuffle orders no shared memory",
+       copy + "float v = orch_shfl_xor(in0[threadIdx.x], 1);\n"
+              "out0[threadIdx.x] = v + s[threadIdx.x ^ 1];",
+       1, 64, 0,
+       unsafe(64,
+              "block 0: thread 0 reads byte 4 of shared memory that thread 1 wrote with no "
+              "barrier between")},
+      {"shared memory past the 256 bytes the launch asks for",
+       "ORCH_SHARED(float, s, 0);\ns[threadIdx.x + 1] = 1;\nout0[threadIdx.x] = 0;", 1, 64, 0,
+       unsafe(1,
+              "block 0: thread 63 touches byte 256 of shared memory (past what the launch "
+              "asks for)")},
+      {"a shuffle in a warp the block fills in part",
+       "out0[threadIdx.x] = orch_shfl_xor(in0[threadIdx.x], 1);", 1, 48, 0,
+       unsafe(16, "block 0: thread 32 shuffles in a warp the block's 48 threads fill in part")},
+      {"an element overwritten in the interval in which another thread reads it",
+       copy + "__syncthreads();\nconst float v = s[(threadIdx.x + 1) % 64];\n"
+              "s[threadIdx.x] = 2 * v;\n__syncthreads();\nout0[threadIdx.x] = s[threadIdx.x];",
+       1, 64, 0,
+       unsafe(64,
+              "block 0: thread 1 writes byte 4 of shared memory that thread 0 read with no "
+              "barrier between")},
+      {"the second block reads what only the first wrote",
+       "ORCH_SHARED(float, s, 0);\nif (blockIdx.x == 0) s[threadIdx.x] = 1;\n__syncthreads();\n"
+       "out0[blockIdx.x * 32 + threadIdx.x] = s[threadIdx.x];",
+       2, 32, 0,
+       unsafe(32,
+              "block 1: thread 0 reads byte 0 of shared memory that no thread of its block "
+              "wrote")},
+      {"both blocks write the first half of the output", "out0[threadIdx.x] = in0[threadIdx.x];", 2,
+       32, 0,
+       unsafe(32,
+              "block 1: thread 0 writes byte 0 of out0 that block 0 thread 0 wrote in the "
+              "same launch")},
+      // Each of block 1's threads races three times: two writes after block 0's read, one read
+      // after block 0's write.
+      {"each block reads the elements the other writes",
+       "const long long i = blockIdx.x * 32 + threadIdx.x;\n"
+       "out0[i] = in0[i];\nout0[i] = out0[i] + out0[(i + 32) % 64];",
+       2, 32, 0,
+       unsafe(96,
+              "block 1: thread 0 writes byte 128 of out0 that block 0 thread 0 read in the "
+              "same launch")},
+      {"every thread writes the same scratch element",
+       "ORCH_SCRATCH(float, s1, 0);\ns1[0] = in0[threadIdx.x];\nout0[threadIdx.x] = 0;", 1, 64, 4,
+       unsafe(63,
+              "block 0: thread 1 writes byte 0 of scratch that block 0 thread 0 wrote in the "
+              "same launch")}};
+  for (const UnsafeKernel& k : kernels) {
+    std::string error = emulation_error(k.body, k.blocks, k.threads, k.scratch_bytes);
+    EXPECT_NE(error.find(k.error), std::string::npos) << k.why << ": " << error;
+  }
+  // With a barrier between, the first exchange passes.
+  EXPECT_EQ(
+      emulation_error(copy + "__syncthreads();\n"
+                             "out0[threadIdx.x] = s[threadIdx.x > 0 ? threadIdx.x - 1 : 63];"),
+      "");
 }
 
 // A GPU's memory holds garbage where a kernel writes nothing: so do the emulator's outputs.
