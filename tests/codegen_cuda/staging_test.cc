@@ -309,6 +309,14 @@ std::string emulation_error(const std::string& body, int64_t blocks = 1, int thr
   return "";
 }
 
+// "N unsafe operations ... the first: <first>" from the emulator.
+std::string unsafe(int n, const std::string& first) {
+  return fmt::format(
+      "{} unsafe operations (races, reads of shared bytes the block never wrote or outside a "
+      "staged region, shuffles in a partial warp); the first: {}",
+      n, first);
+}
+
 TEST(CudaStaging, TheEmulatorPassesValuesThroughSharedMemoryAcrossABarrier) {
   // Each thread writes its element and reads its neighbour's: right only after the barrier.
   Graph g = copy_graph();
@@ -333,16 +341,10 @@ TEST(CudaStaging, TheEmulatorRejectsDivergentBarriersAndReadsOutsideTheBox) {
             std::string::npos);
   EXPECT_NE(emulation_error("__shared__ float s[8];\ns[ORCH_IN(threadIdx.x, 8)] = 1;\n"
                             "__syncthreads();\nout0[threadIdx.x] = s[0];")
-                .find("56 reads outside the regions staged in shared memory"),
+                .find(unsafe(56,
+                             "block 0: thread 8 reads outside a region staged in shared "
+                             "memory (index 8 of 8)")),
             std::string::npos);
-}
-
-// "N unsafe operations ... the first: <first>" from the emulator.
-std::string unsafe(int n, const std::string& first) {
-  return fmt::format(
-      "{} unsafe operations (races, reads of shared bytes the block never wrote, shuffles in a "
-      "partial warp); the first: {}",
-      n, first);
 }
 
 // A kernel body the emulator must reject, and the start of its error.

@@ -174,10 +174,9 @@ void check_inputs(const Graph& kernel, std::span<const Tensor> inputs) {
 struct HostKernels::Impl {
   std::unique_ptr<Library> library;
   SetFn set = nullptr;
-  bool barriers = false;  // the code has __syncthreads: threads run as fibers
-  int (*take_faults)() = nullptr;
+  bool barriers = false;                     // the code has __syncthreads: threads run as fibers
   void (*begin_block)(long long) = nullptr;  // starts the race check's record of a block
-  int (*take_races)(char*, int) = nullptr;   // races since the last call, and the first
+  int (*take_faults)(char*, int) = nullptr;  // faults since the last call, and the first
   // Lists the buffers the race check watches in the coming launch.
   void (*watch)(void* const*, const long long*, const char* const*, int) = nullptr;
   std::map<std::string, std::pair<CallFn, int>> functions;  // name -> trampoline, parameters
@@ -203,12 +202,10 @@ HostKernels::HostKernels(const std::string& code, std::span<const HostFunction> 
   }
   impl_->library = std::make_unique<Library>(so);
   impl_->set = reinterpret_cast<SetFn>(impl_->library->symbol("orch_emulate_set"));
-  impl_->take_faults =
-      reinterpret_cast<int (*)()>(impl_->library->symbol("orch_emulate_take_faults"));
   impl_->begin_block =
       reinterpret_cast<void (*)(long long)>(impl_->library->symbol("orch_emulate_begin_block"));
-  impl_->take_races =
-      reinterpret_cast<int (*)(char*, int)>(impl_->library->symbol("orch_emulate_take_races"));
+  impl_->take_faults =
+      reinterpret_cast<int (*)(char*, int)>(impl_->library->symbol("orch_emulate_take_faults"));
   impl_->watch =
       reinterpret_cast<decltype(impl_->watch)>(impl_->library->symbol("orch_emulate_buffers"));
   reinterpret_cast<void (*)(BarrierFn)>(impl_->library->symbol("orch_emulate_set_barrier"))(
@@ -238,8 +235,7 @@ void HostKernels::launch(const CudaLaunch& launch, std::span<void* const> args,
         launch.shared_bytes, kCudaMaxSharedBytes);
   // Counts a launch that threw left behind are not this one's.
   char first[256];
-  impl_->take_faults();
-  impl_->take_races(first, sizeof first);
+  impl_->take_faults(first, sizeof first);
   std::vector<void*> bases;
   std::vector<long long> bytes;
   std::vector<const char*> names;
@@ -269,14 +265,11 @@ void HostKernels::launch(const CudaLaunch& launch, std::span<void* const> args,
       }
     }
   }
-  int faults = impl_->take_faults();
-  int races = impl_->take_races(first, sizeof first);
-  check(faults == 0, "{}: {} reads outside the regions staged in shared memory", launch.function,
-        faults);
-  check(races == 0,
-        "{}: {} unsafe operations (races, reads of shared bytes the block never wrote, "
-        "shuffles in a partial warp); the first: {}",
-        launch.function, races, first);
+  int faults = impl_->take_faults(first, sizeof first);
+  check(faults == 0,
+        "{}: {} unsafe operations (races, reads of shared bytes the block never wrote or outside "
+        "a staged region, shuffles in a partial warp); the first: {}",
+        launch.function, faults, first);
 }
 
 void poison(std::span<std::byte> bytes) {

@@ -104,16 +104,10 @@ static inline void __syncthreads() {
   ++orch_barriers[threadIdx.x];
   orch_barrier();
 }
-// A read outside its shared array's box is recorded and reads the first element instead.
-static thread_local int orch_shared_faults = 0;
-extern "C" int orch_emulate_take_faults() {
-  int n = orch_shared_faults;
-  orch_shared_faults = 0;
-  return n;
-}
+// A read outside its shared array's box is a fault and reads the first element instead.
 static inline long long ORCH_IN(long long i, long long n) {
   if (i >= 0 && i < n) return i;
-  ++orch_shared_faults;
+  orch_fault("reads outside a region staged in shared memory (index %lld of %lld)", i, n);
   return 0;
 }
 // A warp's exchange, through the block: phases that shuffle keep their trip counts uniform

@@ -7,12 +7,16 @@
 //     several readers; intervals count a block's barriers from a base each block raises, so a
 //     byte written before the block began is one its threads never wrote;
 //   - global memory (the launch's outputs and scratch, listed by the emulator before it runs):
-//     the last writer and reader in the launch as (block << 10 | thread) + 1, ~0 for several
-//     readers. Blocks run in any order and all at once, so a byte two threads of one launch
-//     touch, one of them writing, is a race; only the next launch sees a launch's writes.
+//     the last writer and reader as (launch << 42 | (block << 10 | thread) + 1), all 42 low
+//     bits set for several readers; launches count up on the host thread, so records of
+//     earlier launches need no clearing. Blocks run in any order and all at once, so a byte
+//     two threads of one launch touch, one of them writing, is a race; only the next launch
+//     sees a launch's writes.
 // A thread touching a byte that another touched in the same interval (launch), one of them
 // writing, is a race; so is reading a shared byte the block never wrote, and touching shared
 // memory past what the launch asks for. An access the check finds out of bounds is not made.
+// Every fault, with the emulator's others (reads outside a staged box, shuffles in a partial
+// warp), goes through orch_fault, which counts them and keeps the first.
 // Stricter than CUDA in one way: a barrier orders global accesses within a block, which this
 // check ignores (no generated launch exchanges values through global memory; its phases take
 // disjoint blocks). Scratch is checked as one buffer, not value by value.
@@ -23,22 +27,22 @@ namespace orch::codegen::cuda_impl {
 std::string host_race_check() {
   return R"p(#include <stdarg.h>
 #include <vector>
-static thread_local int orch_races = 0;
-static thread_local char orch_first_race[256];
-extern "C" int orch_emulate_take_races(char* first, int size) {
-  int n = orch_races;
-  snprintf(first, size, "%s", orch_first_race);
-  orch_races = 0;
+static thread_local int orch_faults = 0;
+static thread_local char orch_first_fault[256];
+extern "C" int orch_emulate_take_faults(char* first, int size) {
+  int n = orch_faults;
+  snprintf(first, size, "%s", orch_first_fault);
+  orch_faults = 0;
   return n;
 }
 // Counts a fault and keeps the first's text: "block <b>: thread <t> " and the formatted rest.
 static void orch_fault(const char* format, ...) {
-  if (orch_races++ > 0) return;
-  int n = snprintf(orch_first_race, sizeof orch_first_race, "block %u: thread %u ", blockIdx.x,
+  if (orch_faults++ > 0) return;
+  int n = snprintf(orch_first_fault, sizeof orch_first_fault, "block %u: thread %u ", blockIdx.x,
                    threadIdx.x);
   va_list rest;
   va_start(rest, format);
-  vsnprintf(orch_first_race + n, sizeof orch_first_race - n, format, rest);
+  vsnprintf(orch_first_fault + n, sizeof orch_first_fault - n, format, rest);
   va_end(rest);
 }
 static void orch_race(long long byte, const char* what, const char* where, const char* whose) {
@@ -130,28 +134,40 @@ template <class T> struct orch_shared_array {
 #define ORCH_SHARED(T, name, offset) \
   const orch_shared_array<T> name { (T*)(orch_shared + (offset)) }
 
-// Global memory: the buffers the coming launch may write.
+// Global memory: the buffers the coming launch may write, and the launch's place in the count.
 struct orch_buffer {
   unsigned char* base;
   long long bytes;
   const char* name;
   std::vector<unsigned long long> written, read;
 };
-static thread_local std::vector<orch_buffer> orch_buffers;
+static thread_local std::vector<orch_buffer> orch_buffers;  // the first orch_watched
+static thread_local int orch_watched = 0;
+static thread_local unsigned long long orch_launch = 0;
+constexpr unsigned long long orch_thread_bits = (1ULL << 42) - 1;
 extern "C" void orch_emulate_buffers(void* const* bases, const long long* bytes,
                                      const char* const* names, int n) {
-  orch_buffers.resize(n);
+  // Records hold the launch in their top 22 bits: start over before it wraps.
+  if (++orch_launch == 1ULL << 22) {
+    orch_buffers.clear();
+    orch_launch = 1;
+  }
+  if ((int)orch_buffers.size() < n) orch_buffers.resize(n);
   for (int i = 0; i < n; ++i) {
     orch_buffer& b = orch_buffers[i];
     b.base = (unsigned char*)bases[i];
     b.bytes = bytes[i];
     b.name = names[i];
-    b.written.assign(bytes[i], 0);
-    b.read.assign(bytes[i], 0);
+    if ((long long)b.written.size() < bytes[i]) {
+      b.written.resize(bytes[i], 0);
+      b.read.resize(bytes[i], 0);
+    }
   }
+  orch_watched = n;
 }
 static void orch_global_thread(unsigned long long record, char* text, int size) {
-  snprintf(text, size, "block %llu thread %llu", (record - 1) >> 10, (record - 1) & 1023);
+  unsigned long long id = (record & orch_thread_bits) - 1;
+  snprintf(text, size, "block %llu thread %llu", id >> 10, id & 1023);
 }
 // Checks an access; false when it lies outside the buffer.
 static bool orch_global_access(orch_buffer* b, const void* p, int size, bool write) {
@@ -160,9 +176,10 @@ static bool orch_global_access(orch_buffer* b, const void* p, int size, bool wri
     orch_race(byte, "touches", b->name, " (outside it)");
     return false;
   }
-  unsigned long long me = ((unsigned long long)blockIdx.x << 10 | threadIdx.x) + 1;
-  orch_check(b->written.data(), b->read.data(), byte, size, write, me, 1, ~0ULL, b->name,
-             "in the same launch", orch_global_thread);
+  unsigned long long now = orch_launch << 42;
+  unsigned long long me = now | (((unsigned long long)blockIdx.x << 10 | threadIdx.x) + 1);
+  orch_check(b->written.data(), b->read.data(), byte, size, write, me, now,
+             now | orch_thread_bits, b->name, "in the same launch", orch_global_thread);
   return true;
 }
 template <class T> struct orch_global_element {
@@ -180,8 +197,10 @@ template <class T> struct orch_global {
   orch_global_element<T> operator[](long long i) const { return {base + i, b}; }
 };
 template <class T> static orch_global<T> orch_global_at(T* p) {
-  for (orch_buffer& b : orch_buffers)
+  for (int i = 0; i < orch_watched; ++i) {
+    orch_buffer& b = orch_buffers[i];
     if ((unsigned char*)p >= b.base && (unsigned char*)p < b.base + b.bytes) return {p, &b};
+  }
   return {p, nullptr};
 }
 #define ORCH_GLOBAL(T) orch_global<T>
