@@ -159,14 +159,16 @@ Plan orchestrate(const OrchestrationProblem& problem, const OrchestrateOptions& 
   validate_problem(problem);
   if (problem.num_primitives == 0) return extract_plan(problem, {});  // nothing to compute
   std::vector<Part> parts = independent_parts(problem);
-  // Smallest first, each with the share of the time left that its candidates are of those not
-  // yet solved. In primitive order, with all of it each, YOLOX-Nano's 150,381-candidate neck took
-  // the whole 60 s (CBC's first plan was cyclic), and the 8 parts after it ran their greedy plans
-  // unsolved. Most parts end far inside their share and leave it to the next. Equal shares let
-  // mid-sized parts spend theirs on rounds of cycle cuts that gain little: on YOLOX-Nano's CUDA
-  // problem (14 parts, analytic costs) parts of 9,000-14,000 columns ran 5-19 rounds each, and
-  // the 101,689-column part, which needs 18-26 s, was left 23 s and stopped short (plan
-  // 443.1 us); with shares by candidates it solves to optimality and the plan is 440.9 us.
+  // Smallest first, each with a share of the time left: half of it split equally among the
+  // parts not yet solved, half by their candidates. In primitive order, with all of it each,
+  // YOLOX-Nano's 150,381-candidate neck took the whole 60 s (CBC's first plan was cyclic), and
+  // the 8 parts after it ran their greedy plans unsolved. Most parts end far inside their share
+  // and leave it to the next. With equal shares alone, mid-sized parts spent theirs on rounds of
+  // cycle cuts that gained little: on YOLOX-Nano's CUDA problem (14 parts, analytic costs),
+  // parts of 9,000-14,000 columns ran 5-19 rounds each, and the 101,689-column part, which needs
+  // 18-26 s, was left 23 s and stopped short (plan 443.1 us; now it solves to optimality, 440.5
+  // us). By candidates alone, a 6,567-candidate part of YOLOX-Nano's CPU problem (roofline
+  // costs) had 1 s for its cycle cuts and stopped short.
   std::vector<size_t> order(parts.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
@@ -178,12 +180,13 @@ Plan orchestrate(const OrchestrationProblem& problem, const OrchestrateOptions& 
   bool optimal = true;
   std::string note;
   size_t unsolved = problem.candidates.size();
-  for (size_t p : order) {
-    const Part& part = parts[p];
+  for (size_t p = 0; p < order.size(); ++p) {
+    const Part& part = parts[order[p]];
     double left = options.time_limit_s -
                   std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    left *= static_cast<double>(part.candidates.size()) /
-            static_cast<double>(std::max<size_t>(unsolved, 1));
+    const double by_candidates = static_cast<double>(part.candidates.size()) /
+                                 static_cast<double>(std::max<size_t>(unsolved, 1));
+    left *= 0.5 * by_candidates + 0.5 / static_cast<double>(order.size() - p);
     unsolved -= part.candidates.size();
     PartResult result;
     try {
