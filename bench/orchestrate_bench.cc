@@ -4,7 +4,8 @@
 // usage: bench_orchestrate [--no-ablation] [--time-limit SECONDS] [--only INSTANCE]
 //                          [--problem FILE ...]
 //   --problem solves saved problems (orchestrate/problem_text.h, e.g. from
-//   bench_orchestrate_zoo --dump) instead of the synthetic rows.
+//   bench_orchestrate_zoo --dump, or `orch optimize --save-problem FILE`, which saves what a
+//   real tuning run solved, CUDA targets included) instead of the synthetic rows.
 #include <fmt/format.h>
 
 #include <chrono>

@@ -16,8 +16,10 @@
 #include "ir/close.h"
 #include "ir/error.h"
 #include "orch/module.h"
+#include "orchestrate/problem_text.h"
 #include "runtime/cuda_module.h"
 #include "runtime/module_format.h"
+#include "stitch/layouter.h"
 
 namespace orch::driver {
 namespace {
@@ -292,6 +294,8 @@ OptimizeResult optimize_model(const std::string& model_path, const std::string& 
   result.tune_seconds = seconds_since(tune_start);
   result.tune = tuned.stats;
   result.objective_us = tuned.plan.objective_us;
+  if (!options.problem_path.empty())
+    stitch::write_file(options.problem_path, problem_to_text(tuned.problem));
   say(options, fmt::format("tuned in {:.1f} s: {} kernels, {:.1f} us{}", result.tune_seconds,
                            tuned.plan.kernels.size(), tuned.plan.objective_us,
                            tuning_outcome(tuned.stats, tune.analytic)));

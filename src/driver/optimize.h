@@ -34,6 +34,10 @@ struct OptimizeOptions {
   /// tuned plan's first; measured CPU tuning of the full policy only. 0 or 1: the tuned plan's
   /// module alone (the default: the rounds bought no more than the timing noise so far).
   int module_rounds = 0;
+  /// Where to write the tuned orchestration problem (orchestrate/problem_text.h: primitives,
+  /// candidates, the costs of the last solve), for the solver's benchmark to solve it again
+  /// (`bench_orchestrate --problem FILE`); empty: nowhere.
+  std::string problem_path;
   std::function<void(std::string_view)> log;  // progress lines; null: silent
 };
 

@@ -5,9 +5,11 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <sstream>
 
 #include "../common/orch_cli.h"
 #include "codegen/cuda/cuda_nvrtc.h"
+#include "orchestrate/problem_text.h"
 #include "runtime/cuda_module.h"
 
 namespace orch::cli_test {
@@ -144,6 +146,32 @@ TEST_F(OptimizeCli, ValidatingOnAMissingGpuSaysWhy) {
   } else {
     GTEST_SKIP() << "needs NVRTC and no GPU";
   }
+}
+
+// --save-problem writes the problem the plan was solved over: solving the file again gives the
+// plan's objective. An unwritable file is an error that names it.
+TEST_F(OptimizeCli, SavesTheOrchestrationProblem) {
+  std::string model = std::string(ORCH_SOURCE_DIR) + "/examples/tiny_mlp.orch.txt";
+  std::string file = path("problem.txt");
+  Outcome r = orch_cli(
+      fmt::format("optimize {} -o {} --analytic --no-validate --db {} --save-problem {} -q", model,
+                  path("out"), path("t.db"), file));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::smatch plan;
+  ASSERT_TRUE(std::regex_search(r.output, plan, std::regex("plan ([0-9.]+) us"))) << r.output;
+  std::ifstream in(file);
+  std::stringstream text;
+  text << in.rdbuf();
+  OrchestrationProblem problem = problem_from_text(text.str());
+  EXPECT_GT(problem.candidates.size(), 1u);
+  EXPECT_NEAR(orchestrate(problem).objective_us, std::stod(plan[1]), 0.051);
+
+  std::string unwritable = path("missing/problem.txt");
+  r = orch_cli(
+      fmt::format("optimize {} -o {} --analytic --no-validate --db {} --save-problem {} -q", model,
+                  path("out"), path("t.db"), unwritable));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find(unwritable + ": cannot write"), std::string::npos) << r.output;
 }
 
 TEST_F(OptimizeCli, MissingModelIsAnError) {

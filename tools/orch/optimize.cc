@@ -35,6 +35,7 @@ struct OptimizeArgs {
   std::string gpu_libraries = "cublas,cudnn";
   bool compile_only = false;
   bool validate_on_gpu = false;
+  std::string save_problem;
 };
 
 // "1.50 MiB", "3.0 KiB", "512 B".
@@ -73,6 +74,7 @@ void run_optimize(const OptimizeArgs& args) {
   options.threads = args.threads;
   options.tune.threads = args.threads;
   options.validate = !args.no_validate;
+  options.problem_path = args.save_problem;
   // A module measured on this machine's GPU is validated there too.
   options.validate_on_gpu = args.validate_on_gpu ||
                             (options.tune.target == driver::Target::cuda && !options.tune.analytic);
@@ -131,6 +133,10 @@ void add_optimize_command(CLI::App& app) {
   cmd->add_flag("--no-validate", args->no_validate,
                 "Skip running the module against the interpreter before writing it");
   cmd->add_flag("-q,--quiet", args->quiet, "Print only the summary");
+  cmd->add_option("--save-problem", args->save_problem,
+                  "Also write the tuned orchestration problem (primitives, candidate kernels, "
+                  "their costs) as text to this file, for bench_orchestrate --problem FILE to "
+                  "solve it again");
   cmd->add_option("--fusion", args->fusion,
                   "full (orchestration over every candidate kernel, default), operator (one "
                   "kernel per ONNX operator) or greedy (injective operators fused into their "
