@@ -76,6 +76,14 @@ void check_replaceable(const fs::path& to) {
   check(replaceable, "{}: exists and is not a module directory; not replacing it", to.string());
 }
 
+// The problem file's directory exists and is writable: checked before tuning, which can take
+// minutes, and not after it.
+void check_writable(const std::string& file) {
+  const fs::path dir = fs::absolute(file).parent_path();
+  check(fs::is_directory(dir) && ::access(dir.c_str(), W_OK) == 0,
+        "{}: cannot write (no writable directory {})", file, dir.string());
+}
+
 // Moves `from` to `to`, replacing `to`.
 void install(const fs::path& from, const fs::path& to) {
   check_replaceable(to);
@@ -272,6 +280,7 @@ OptimizeResult optimize_model(const std::string& model_path, const std::string& 
                               const OptimizeOptions& options) {
   auto start = Clock::now();
   OptimizeResult result;
+  if (!options.problem_path.empty()) check_writable(options.problem_path);
   PipelineOptions pipeline = options.pipeline;
   TuneOptions tune = options.tune;
   std::vector<NodeId> origin;

@@ -149,7 +149,7 @@ TEST_F(OptimizeCli, ValidatingOnAMissingGpuSaysWhy) {
 }
 
 // --save-problem writes the problem the plan was solved over: solving the file again gives the
-// plan's objective. An unwritable file is an error that names it.
+// plan's objective. An unwritable file is an error that names it, before any tuning.
 TEST_F(OptimizeCli, SavesTheOrchestrationProblem) {
   std::string model = std::string(ORCH_SOURCE_DIR) + "/examples/tiny_mlp.orch.txt";
   std::string file = path("problem.txt");
@@ -167,11 +167,11 @@ TEST_F(OptimizeCli, SavesTheOrchestrationProblem) {
   EXPECT_NEAR(orchestrate(problem).objective_us, std::stod(plan[1]), 0.051);
 
   std::string unwritable = path("missing/problem.txt");
-  r = orch_cli(
-      fmt::format("optimize {} -o {} --analytic --no-validate --db {} --save-problem {} -q", model,
-                  path("out"), path("t.db"), unwritable));
+  r = orch_cli(fmt::format("optimize {} -o {} --analytic --no-validate --db {} --save-problem {}",
+                           model, path("out"), path("t.db"), unwritable));
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find(unwritable + ": cannot write"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("tuned in"), std::string::npos) << r.output;  // failed before tuning
 }
 
 TEST_F(OptimizeCli, MissingModelIsAnError) {
