@@ -3,6 +3,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "../common/orch_cli.h"
 #include "ir/npy.h"
@@ -94,6 +96,35 @@ TEST_F(Cli, UnreadableNpyIsNamed) {
   EXPECT_NE(r.output.find("input 'x': '" + path("x.npy") + "' is not a .npy file"),
             std::string::npos)
       << r.output;
+}
+
+// A number out of a flag's range, NaN and infinity included, stops the command before any work
+// and says the rule.
+TEST_F(Cli, OutOfRangeNumbersAreRejected) {
+  const std::string module = " -o " + path("module");
+  struct Case {
+    std::string args;
+    std::string message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"optimize " + kMlp + module + " --threads -3",
+            "--threads: must be a number at least 0, not -3"},
+           {"optimize " + kMlp + module + " --time-budget nan",
+            "--time-budget: must be a number above 0, not nan"},
+           {"optimize " + kMlp + module + " --exact-s inf",
+            "--exact-s: must be a number at least 0, not inf"},
+           {"tune " + kMlp + " --budget-ms 0", "--budget-ms: must be a number above 0, not 0"},
+           {"run " + kMlp + " --out " + path("out") + " --print -1",
+            "--print: must be a number at least 0, not -1"},
+           {"rewrite " + kMlp + " --alpha 0.5", "--alpha: must be a number at least 1, not 0.5"},
+           {"schedule " + kMlp + " --top-k 0", "--top-k: must be a number at least 1, not 0"},
+       }) {
+    Outcome r = orch_cli(c.args);
+    EXPECT_NE(r.exit_code, 0) << c.args;
+    EXPECT_NE(r.output.find(c.message), std::string::npos) << c.args << "\n" << r.output;
+  }
+  EXPECT_FALSE(fs::exists(path("module")));
+  EXPECT_FALSE(fs::exists(path("out")));
 }
 
 TEST_F(Cli, MissingModelFileIsNamed) {

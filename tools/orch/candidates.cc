@@ -126,13 +126,17 @@ void add_candidates_command(CLI::App& app) {
   cmd->add_option("MODEL", args->model, "Model file (.onnx or .orch.txt)")->required();
   add_shape_option(*cmd, args->shapes);
   cmd->add_option("--cut", args->cuts, "Cut right after the node producing TENSOR (repeatable)");
-  cmd->add_option("--max-states", args->max_states, "Execution states per subgraph (default 2000)");
+  cmd->add_option("--max-states", args->max_states, "Execution states per subgraph (default 2000)")
+      ->check(at_least(1));
   cmd->add_option("--max-vertices", args->max_vertices,
-                  "Primitives per subgraph (default 64, at most 128)");
+                  "Primitives per subgraph (default 64, at most 128)")
+      ->check(at_least(1));
   cmd->add_option("--max-linear", args->rules.max_linear,
-                  "Linear primitives per kernel (default 1)");
+                  "Linear primitives per kernel (default 1)")
+      ->check(at_least(0));
   cmd->add_option("--max-primitives", args->rules.max_primitives,
-                  "Primitives per kernel, 0 for no cap (default 32)");
+                  "Primitives per kernel, 0 for no cap (default 32)")
+      ->check(at_least(0));
   cmd->add_flag(
       "--fuse-operators", [args](int64_t) { args->rules.operator_alone = false; },
       "Fuse operators fission left whole as if they were primitives");

@@ -31,6 +31,11 @@ void print_warning(std::string_view message);
 
 /// Adds `--shape NAME=DIMS` (repeatable) bound to `shapes`.
 void add_shape_option(CLI::App& command, std::vector<std::string>& shapes);
+/// Checks for a numeric flag: finite and at least (or above) `low`; the error says the rule
+/// and the value given ("--threads: must be a number at least 0, not -3").
+CLI::Validator at_least(double low);
+CLI::Validator above(double low);
+
 /// Import options from the `--shape` texts.
 frontend::ImportOptions import_options(const std::vector<std::string>& shapes);
 

@@ -106,10 +106,10 @@ void add_conformance_command(CLI::App& app) {
                 "with the test's; each test runs in its own process, and a failure names the "
                 "stage (optimize, validate, load, run) or the compiled output that differs");
   cmd->add_option("--jobs,-j", args->jobs, "Tests run at once, each in its own process")
-      ->check(CLI::PositiveNumber);
+      ->check(at_least(1));
   cmd->add_option("--timeout", args->timeout_s,
                   "Seconds a test may take when it runs in its own process (default 600)")
-      ->check(CLI::PositiveNumber);
+      ->check(above(0));
   cmd->add_flag("--verbose", args->verbose, "Also list passing tests");
   cmd->callback([args] { run_conformance_command(*args); });
 }

@@ -126,10 +126,12 @@ void add_optimize_command(CLI::App& app) {
   add_shape_option(*cmd, args->shapes);
   cmd->add_option("--threads", args->threads,
                   "Kernel threads while measuring and validating (0: one per core); tune for the "
-                  "thread count the module will run with");
+                  "thread count the module will run with")
+      ->check(at_least(0));
   cmd->add_option("--db", args->db, "Tuning database (default: the user's tuning database)");
   cmd->add_option("--time-budget", args->time_budget_s,
-                  "Seconds the orchestration solver may spend per solve (default 60)");
+                  "Seconds the orchestration solver may spend per solve (default 60)")
+      ->check(above(0));
   cmd->add_flag("--no-validate", args->no_validate,
                 "Skip running the module against the interpreter before writing it");
   cmd->add_flag("-q,--quiet", args->quiet, "Print only the summary");
@@ -142,7 +144,8 @@ void add_optimize_command(CLI::App& app) {
                   "kernel per ONNX operator) or greedy (injective operators fused into their "
                   "producer, TVM FuseOps-style): the last two are the benchmark's baselines");
   cmd->add_option("--max-primitives", args->max_primitives,
-                  "Primitives per candidate kernel (default 32)");
+                  "Primitives per candidate kernel (default 32)")
+      ->check(at_least(0));
   cmd->add_option("--max-chain", args->max_chain,
                   "Convolutions one oneDNN kernel may chain in its blocked layouts (default 3; 1: "
                   "one Linear primitive per kernel)")
@@ -150,21 +153,23 @@ void add_optimize_command(CLI::App& app) {
   cmd->add_option("--max-lazy-s", args->max_lazy_s,
                   "Seconds of lazy tuning rounds before settling for the best plan over the "
                   "kernels measured so far, counting earlier runs on the model (default 600; the "
-                  "report says when it settled)");
+                  "report says when it settled)")
+      ->check(at_least(0));
   cmd->add_option("--exact-s", args->exact_s,
                   "Of those, seconds the exact phase (roofline bounds instead of estimates) may "
-                  "spend proving the plan optimal; 0 skips it (default 300)");
+                  "spend proving the plan optimal; 0 skips it (default 300)")
+      ->check(at_least(0));
   cmd->add_option("--recheck-rounds", args->recheck_rounds,
                   "Rounds of measuring the plan's kernels a second time and planning again over "
                   "those times, against kernels chosen for a lucky first measurement (default 8; "
                   "0: none)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(at_least(0));
   cmd->add_option("--module-rounds", args->module_rounds,
                   "Build and time up to this many modules, planning each over the kernels' times "
                   "inside the modules before it, and keep the fastest (the first is the tuned "
                   "plan's; default 0: the tuned plan's module alone). Measured CPU tuning with "
                   "--fusion full only; 50-110 s on the CNNs here, within the noise in speed so far")
-      ->check(CLI::NonNegativeNumber);
+      ->check(at_least(0));
   cmd->add_flag("--plain-between-kernels", args->plain_between_kernels,
                 "Store every intermediate in the model's layout, none channel-blocked between "
                 "oneDNN convolutions (an ablation: each kernel then reorders its tensors)");

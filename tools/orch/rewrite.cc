@@ -72,11 +72,14 @@ void add_rewrite_command(CLI::App& app) {
   cmd->add_flag("--list-rules", args->list_rules, "List the rules with their legality conditions");
   cmd->add_flag("--no-search", args->no_search, "Cleanup rules only");
   cmd->add_option("--steps", args->options.max_steps, "Search budget: graphs taken from the queue")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(at_least(0));
   cmd->add_option("--seconds", args->options.max_seconds, "Search budget: seconds")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(at_least(0));
   cmd->add_option("--alpha", args->options.alpha, "Relaxation: keep graphs up to alpha * best cost")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(at_least(1));
   cmd->add_option("--fuel", args->options.fuel,
                   fmt::format("Search budget: rule applications, negative for no limit; a "
                               "smaller N bisects a bad rewrite (default: ORCH_REWRITE_FUEL or {}, "

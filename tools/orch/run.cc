@@ -175,7 +175,6 @@ void run_model(const RunArgs& args) {
         "--repeat times a compiled module (orch optimize); '{}' is a model file", args.model);
   check(args.threads == 0 || module, "--threads applies to compiled modules");
   check(!args.cuda_graph || module, "--cuda-graph applies to CUDA modules");
-  check(args.repeat >= 0 && args.threads >= 0, "--repeat and --threads must not be negative");
   check(!args.profile || args.repeat > 0, "--profile needs --repeat N (the runs it times)");
   Runner runner = module ? module_runner(args) : model_runner(args);
   check(!args.profile || runner.profile, "--profile applies to compiled modules");
@@ -213,12 +212,15 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--seed", args->seed, "Seed for --random-inputs")->default_val(0);
   add_shape_option(*cmd, args->shapes);
   cmd->add_option("--out", args->out, "Folder for the output .npy files")->required();
-  cmd->add_option("--print", args->print_values, "Also print the first N values of each output");
+  cmd->add_option("--print", args->print_values, "Also print the first N values of each output")
+      ->check(at_least(0));
   cmd->add_option("--repeat", args->repeat,
                   "Module only: time N runs after 3 warm-up runs; the last line is "
-                  "`latency_ms: median=X min=Y max=Z`");
+                  "`latency_ms: median=X min=Y max=Z`")
+      ->check(at_least(0));
   cmd->add_option("--threads", args->threads,
-                  "Module only: worker threads of the kernels (default: one per core)");
+                  "Module only: worker threads of the kernels (default: one per core)")
+      ->check(at_least(0));
   cmd->add_flag("--profile", args->profile,
                 "Compiled module only, with --repeat: first time each kernel over N more runs "
                 "and print the slowest against their times when tuned alone (a CUDA module: "
@@ -230,7 +232,7 @@ void add_run_command(CLI::App& app) {
                 "gpu_graph_ms)");
   cmd->add_option("--profile-top", args->profile_top,
                   "With --profile: how many of the slowest kernels to list (default 30; 0: all)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(at_least(0));
   cmd->callback([args] { run_model(*args); });
 }
 

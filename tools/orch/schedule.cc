@@ -184,18 +184,23 @@ void add_schedule_command(CLI::App& app) {
       "schedule", "Tile-graph scheduling (Welder) of a model's candidate kernels");
   cmd->add_option("MODEL", args->model, "Model file (.onnx or .orch.txt)")->required();
   add_shape_option(*cmd, args->shapes);
-  cmd->add_option("--kernel", args->kernel,
-                  "Show the tile graph and configurations of candidate N");
+  cmd->add_option("--kernel", args->kernel, "Show the tile graph and configurations of candidate N")
+      ->check(at_least(0));
   cmd->add_option("--machine", args->machine,
                   "Machine description (JSON); default: this host, probed once and cached");
-  cmd->add_option("--top-k", args->search.top_k, "Configurations to keep (default 3)");
+  cmd->add_option("--top-k", args->search.top_k, "Configurations to keep (default 3)")
+      ->check(at_least(1));
   cmd->add_option("--max-visits", args->search.max_visits,
-                  "Configurations evaluated per candidate (default 64)");
+                  "Configurations evaluated per candidate (default 64)")
+      ->check(at_least(1));
   cmd->add_option("--tile-level", args->search.tile_level,
-                  "Level a tile's working set must fit (default: last private cache)");
-  cmd->add_option("--max-states", args->max_states, "Execution states per subgraph (default 2000)");
+                  "Level a tile's working set must fit (default: last private cache)")
+      ->check(at_least(1));
+  cmd->add_option("--max-states", args->max_states, "Execution states per subgraph (default 2000)")
+      ->check(at_least(1));
   cmd->add_option("--max-primitives", args->rules.max_primitives,
-                  "Primitives per kernel, 0 for no cap (default 32)");
+                  "Primitives per kernel, 0 for no cap (default 32)")
+      ->check(at_least(0));
   cmd->callback([args] { run_schedule(*args); });
 }
 

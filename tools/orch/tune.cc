@@ -90,9 +90,11 @@ void add_tune_options(CLI::App& cmd, TuneArgs& args) {
   cmd.add_option("--db", args.options.db_path,
                  "Tuning database (default $XDG_CACHE_HOME/orch/tuning.db or "
                  "~/.cache/orch/tuning.db)");
-  cmd.add_option("--jobs", args.options.jobs, "Measurement workers (default: cores)");
+  cmd.add_option("--jobs", args.options.jobs, "Measurement workers (default: cores)")
+      ->check(at_least(0));
   cmd.add_option("--threads", args.options.threads,
-                 "Kernel threads while measuring (default: one per core)");
+                 "Kernel threads while measuring (default: one per core)")
+      ->check(at_least(0));
   cmd.add_flag("--every-backend", args.options.every_backend,
                "Also measure Halide on a lone MatMul/Conv that oneDNN takes (slow compiles)");
   cmd.add_flag("--flush-cache", args.options.flush_cache,
@@ -111,35 +113,43 @@ void add_tune_options(CLI::App& cmd, TuneArgs& args) {
       "module pays it there; at one (--threads 1, or one core) it is never counted)");
   cmd.add_flag("--quiet", args.quiet, "No progress on stderr");
   cmd.add_option("--max-primitives", args.options.max_primitives,
-                 "Primitives per candidate kernel (default 32)");
+                 "Primitives per candidate kernel (default 32)")
+      ->check(at_least(0));
   cmd.add_option("--max-chain", args.options.max_chain,
                  "Convolutions one oneDNN kernel may chain in its blocked layouts (default 3; 1: "
                  "one Linear primitive per kernel)")
       ->check(CLI::Range(1, 8));
   cmd.add_option("--max-states", args.options.max_states,
-                 "Execution states per subgraph (default 2000)");
+                 "Execution states per subgraph (default 2000)")
+      ->check(at_least(1));
   cmd.add_option("--halide-configs", args.options.halide_configs,
-                 "Tile-search schedules measured besides Halide's default (default 1)");
-  cmd.add_option("--budget-ms", args.options.budget_ms, "Timed runs per kernel (default 20 ms)");
+                 "Tile-search schedules measured besides Halide's default (default 1)")
+      ->check(at_least(0));
+  cmd.add_option("--budget-ms", args.options.budget_ms, "Timed runs per kernel (default 20 ms)")
+      ->check(above(0));
   cmd.add_option(
-      "--timeout", args.options.timeout_s,
-      "CPU seconds a backend configuration may spend compiling a kernel, and again timing it, "
-      "before it counts as hung (default 30; wall clock: ten times; the reference "
-      "interpreter's run that checks the kernel: 40 times)");
+         "--timeout", args.options.timeout_s,
+         "CPU seconds a backend configuration may spend compiling a kernel, and again timing it, "
+         "before it counts as hung (default 30; wall clock: ten times; the reference "
+         "interpreter's run that checks the kernel: 40 times)")
+      ->check(above(0));
   cmd.add_option("--max-rounds", args.options.max_rounds,
-                 "Lazy rounds before settling for the measured kernels (default 30)");
+                 "Lazy rounds before settling for the measured kernels (default 30)")
+      ->check(at_least(0));
   cmd.add_option(
-      "--max-lazy-s", args.options.max_lazy_s,
-      "Seconds of lazy rounds before settling for the measured kernels, counting earlier "
-      "runs on the model (default 600; a rerun continues with what is left)");
+         "--max-lazy-s", args.options.max_lazy_s,
+         "Seconds of lazy rounds before settling for the measured kernels, counting earlier "
+         "runs on the model (default 600; a rerun continues with what is left)")
+      ->check(at_least(0));
   cmd.add_option("--exact-s", args.options.exact_s,
                  "Of those, seconds the exact phase (roofline bounds instead of estimates) may "
-                 "spend proving the plan optimal; 0 skips it (default 300)");
+                 "spend proving the plan optimal; 0 skips it (default 300)")
+      ->check(at_least(0));
   cmd.add_option("--recheck-rounds", args.options.recheck_rounds,
                  "Rounds of measuring the plan's kernels a second time and planning again over "
                  "those times, against kernels chosen for a lucky first measurement (default 8; "
                  "0: none)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(at_least(0));
   cmd.add_option("--machine", args.options.machine_path, "Machine description (JSON)");
 }
 
