@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "driver/cuda_target.h"
 #include "ir/tensor.h"
 
 namespace orch::driver {
@@ -32,8 +33,13 @@ struct ConformanceOptions {
   bool through_rewrite = false;
   /// After the interpreter passes, also optimize the model (analytic costs, validation on),
   /// load the compiled module and run it on the test's inputs. A test the interpreter skips is
-  /// skipped with its reason; a failure after that names the stage (optimize, validate, load, run).
+  /// skipped with its reason, and so is one the target cannot compile (Unsupported: an op the
+  /// CUDA generator lacks); a failure after that names the stage (optimize, validate, load, run).
   bool compiled = false;
+  /// With `compiled`: the module's target. cuda: compiled for the H200 with analytic costs
+  /// (`orch optimize --target cuda --compile-only`) and run on the host (host_cuda_module.h), so
+  /// that each test checks the CUDA code generator and the library calls without a GPU.
+  Target target = Target::cpu;
   /// Tests run at once, each in its own process (a crash or a hang fails one test, not the run);
   /// 1 with `compiled` still isolates each test in a process.
   int jobs = 1;

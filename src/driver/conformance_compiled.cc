@@ -1,14 +1,16 @@
 // `--compiled`: a test's model through the whole optimizer (import, fission, rewrite, analytic
 // tuning, stitch), validated kernel by kernel against the interpreter on the test's inputs, and
-// the compiled module's outputs compared with the test's.
+// the compiled module's outputs compared with the test's; a CUDA module's code runs on the host.
 #include <unistd.h>
 
 #include <filesystem>
 #include <optional>
+#include <span>
 
 #include <fmt/format.h>
 
 #include "driver/conformance_internal.h"
+#include "driver/host_cuda_module.h"
 #include "driver/optimize.h"
 #include "driver/pipeline.h"
 #include "driver/tune.h"
@@ -43,51 +45,40 @@ std::string stage_failure(std::string_view stage, const std::exception& e) {
   return fmt::format("{}: {}", stage, e.what());
 }
 
-}  // namespace
+// Runs a module on `feed`, `hook` after each kernel: a CPU module in a context of its own, a
+// CUDA module's code on the host.
+std::vector<Tensor> run(const Module& module, std::span<const Tensor> feed,
+                        const KernelHook& hook = {}) {
+  Context context = module.new_context();
+  return module.run(context, feed, hook);
+}
 
-std::string run_compiled_data_set(const std::string& model, const frontend::ImportOptions& import,
-                                  const std::vector<Tensor>& expected,
-                                  const ConformanceOptions& options) {
-  TempModuleDir dir(options.temp_dir);
-  // optimize_model's steps, with validation on the test's inputs instead of random ones.
-  OptimizeOptions optimize;
-  optimize.pipeline.import = import;
-  // Conformance checks code generation, not speed: estimated costs, nothing measured.
-  optimize.tune.analytic = true;
-  optimize.validate = false;
-  TunedModel tuned;
-  try {
-    tuned = tune_model(primitive_graph(model, optimize.pipeline), optimize.tune);
-    build_module(tuned.graph, tuned.problem, tuned.plan, tuned.choices, dir.module(), optimize);
-  } catch (const std::exception& e) {
-    return stage_failure("optimize", e);
-  }
+std::vector<Tensor> run(HostCudaModule& module, std::span<const Tensor> feed,
+                        const KernelHook& hook = {}) {
+  return module.run(feed, hook);
+}
 
-  std::vector<Tensor> feed;
-  for (ValueId in : tuned.graph.inputs()) {
-    const Value& v = tuned.graph.value(in);
-    auto it = import.known_inputs.find(v.name);
-    if (it == import.known_inputs.end())
-      return fmt::format("optimize: the primitive graph's input '{}' has no test data", v.name);
-    feed.push_back(as_declared(it->second, v.type.dtype));
-  }
-  // Kernel by kernel against the interpreter; tests run in parallel processes: one thread each.
+// The module `load` returns from `dir`, checked kernel by kernel against the interpreter on the
+// test's inputs, then its outputs against the test's.
+template <typename Load>
+std::string run_module(const std::string& dir, const Load& load, const Graph& graph,
+                       std::span<const Tensor> feed, const std::vector<Tensor>& expected,
+                       const ConformanceOptions& options) {
+  std::optional<decltype(load())> module;
   try {
-    validate_module(dir.module(), tuned.graph, feed, 1);
-  } catch (const std::exception& e) {
-    return stage_failure("validate", e);
-  }
-
-  std::optional<Module> module;
-  try {
-    module.emplace(Module::load(dir.module()));
-    module->set_threads(1);
+    module.emplace(load());
   } catch (const std::exception& e) {
     return stage_failure("load", e);
   }
+  try {
+    check_module_run(dir, graph, feed, module->kernels(), module->outputs(),
+                     [&](const KernelHook& hook) { return run(*module, feed, hook); });
+  } catch (const std::exception& e) {
+    return stage_failure("validate", e);
+  }
   std::vector<Tensor> actual;
   try {
-    actual = module->run(feed);
+    actual = run(*module, feed);
   } catch (const std::exception& e) {
     return stage_failure("run", e);
   }
@@ -101,6 +92,52 @@ std::string run_compiled_data_set(const std::string& model, const frontend::Impo
       return fmt::format("compiled output {} ('{}'): {}", i, module->outputs()[i].name, diff);
   }
   return "";
+}
+
+}  // namespace
+
+std::string run_compiled_data_set(const std::string& model, const frontend::ImportOptions& import,
+                                  const std::vector<Tensor>& expected,
+                                  const ConformanceOptions& options) {
+  TempModuleDir dir(options.temp_dir);
+  // optimize_model's steps, with validation on the test's inputs instead of random ones.
+  OptimizeOptions optimize;
+  optimize.pipeline.import = import;
+  // Conformance checks code generation, not speed: estimated costs, nothing measured.
+  optimize.tune.analytic = true;
+  optimize.tune.target = options.target;
+  optimize.validate = false;
+  TunedModel tuned;
+  try {
+    tuned = tune_model(primitive_graph(model, optimize.pipeline), optimize.tune);
+    build_module(tuned.graph, tuned.problem, tuned.plan, tuned.choices, dir.module(), optimize);
+  } catch (const Error& e) {
+    // What the target does not support (an op the CUDA generator lacks) skips the test.
+    if (e.kind() == Error::Kind::unsupported) rethrow_with_context(e, "optimize");
+    return stage_failure("optimize", e);
+  } catch (const std::exception& e) {
+    return stage_failure("optimize", e);
+  }
+
+  std::vector<Tensor> feed;
+  for (ValueId in : tuned.graph.inputs()) {
+    const Value& v = tuned.graph.value(in);
+    auto it = import.known_inputs.find(v.name);
+    if (it == import.known_inputs.end())
+      return fmt::format("optimize: the primitive graph's input '{}' has no test data", v.name);
+    feed.push_back(as_declared(it->second, v.type.dtype));
+  }
+  if (options.target == Target::cuda)
+    return run_module(
+        dir.module(), [&] { return HostCudaModule(dir.module()); }, tuned.graph, feed, expected,
+        options);
+  // Tests run in parallel processes: a CPU module runs on one kernel thread.
+  auto load = [&] {
+    Module module = Module::load(dir.module());
+    module.set_threads(1);
+    return module;
+  };
+  return run_module(dir.module(), load, tuned.graph, feed, expected, options);
 }
 
 }  // namespace orch::driver::conformance_detail

@@ -67,7 +67,8 @@ void Tuner::measure_on_gpu() {
 void Tuner::run() {
   if (options_.target == Target::cuda) {
     std::string rejected = cuda_single_rejects(model_.graph);
-    check(rejected.empty(), "the CUDA generator cannot compile this model: {}", rejected);
+    if (!rejected.empty())
+      unsupported("the CUDA generator cannot compile this model: {}", rejected);
   }
   identify();
   say(fmt::format("identified {} candidate kernels in {:.1f} s", model_.problem.candidates.size(),

@@ -1,7 +1,7 @@
-// `orch conformance --compiled` on a fixed handful of ONNX node tests (elementwise, reduce,
-// softmax, layout, gather, matmul, gemm and conv through oneDNN, casts, and two tests the
-// interpreter skips): each test's model optimized, stitched, loaded and run. The whole node suite
-// is a manual run (minutes); this keeps the path working.
+// `orch conformance --compiled` (for the CPU, and for the CUDA target) on a fixed handful of ONNX
+// node tests (elementwise, reduce, softmax, layout, gather, matmul, gemm and conv through oneDNN,
+// casts, and two tests the interpreter skips): each test's model optimized, stitched, loaded and
+// run. The whole node suite is a manual run (minutes); this keeps the path working.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -73,6 +73,26 @@ TEST_F(ConformanceCompiled, SubsetPassesWithTheInterpretersSkips) {
   std::set<std::string> skips = results_with(interpreted.output, "SKIP");
   EXPECT_EQ(skips.size(), 2u) << interpreted.output;
   EXPECT_EQ(results_with(compiled.output, "SKIP"), skips) << "the same tests, the same reasons";
+}
+
+// For the CUDA target each module's code runs on the host; what the generator lacks (f16 here)
+// is skipped with the reason, not failed.
+TEST_F(ConformanceCompiled, CudaTargetSkipsWhatTheGeneratorLacks) {
+  Outcome r = orch_cli("conformance " + dir_.string() + " --compiled --target cuda --jobs 2");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("conformance: 11 passed, 0 failed, 3 skipped"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(
+      results_with(r.output, "SKIP")
+          .count("SKIP test_cast_FLOAT_to_FLOAT16: optimize: the CUDA generator cannot compile "
+                 "this model: node 0 (prim.Elementwise): prim.Elementwise #0: prim.Elementwise to "
+                 "f16 is not generated"),
+      1u)
+      << r.output;
+  Outcome interpreted = orch_cli("conformance " + dir_.string() + " --target cuda");
+  EXPECT_NE(interpreted.exit_code, 0);
+  EXPECT_NE(interpreted.output.find("--target applies to --compiled"), std::string::npos)
+      << interpreted.output;
 }
 
 TEST_F(ConformanceCompiled, JobsMustBePositive) {

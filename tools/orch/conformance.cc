@@ -17,6 +17,7 @@ struct ConformanceArgs {
   std::string filter;
   std::string through;
   bool compiled = false;
+  std::string target = "cpu";
   int jobs = 1;
   int timeout_s = 600;
   bool verbose = false;
@@ -36,6 +37,8 @@ void run_conformance_command(const ConformanceArgs& args) {
     options.through_rewrite = args.through == "rewrite";
   }
   options.compiled = args.compiled;
+  options.target = driver::parse_target(args.target);
+  check(options.target == driver::Target::cpu || args.compiled, "--target applies to --compiled");
   options.jobs = args.jobs;
   options.timeout_s = args.timeout_s;
   // Compiled tests take seconds each: show every one, numbered, with its time.
@@ -105,6 +108,10 @@ void add_conformance_command(CLI::App& app) {
                 "against the interpreter on the test's inputs, and compare the module's outputs "
                 "with the test's; each test runs in its own process, and a failure names the "
                 "stage (optimize, validate, load, run) or the compiled output that differs");
+  cmd->add_option("--target", args->target,
+                  "With --compiled: cpu (default), or cuda: each module compiled for the H200 "
+                  "(analytic costs, as `orch optimize --target cuda --compile-only`) and its CUDA "
+                  "code run on the host, checking the code generator without a GPU");
   cmd->add_option("--jobs,-j", args->jobs, "Tests run at once, each in its own process")
       ->check(at_least(1));
   cmd->add_option("--timeout", args->timeout_s,

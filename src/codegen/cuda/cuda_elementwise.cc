@@ -15,13 +15,6 @@ const std::set<std::string, std::less<>> kMath = {
     "sqrt", "exp",  "log",  "erf",  "tanh", "floor", "ceil",  "round", "sin",   "cos",
     "tan",  "asin", "acos", "atan", "sinh", "cosh",  "asinh", "acosh", "atanh", "sigmoid"};
 
-// Defined only on floats here: integer division and powers have edge cases (division by zero,
-// truncation) the emitter does not reproduce.
-const std::set<std::string, std::less<>> kFloatOnly = {"div", "pow", "reciprocal"};
-
-// Integer semantics the emitter does not reproduce.
-const std::set<std::string, std::less<>> kNotGenerated = {"mod", "fmod", "shl", "shr"};
-
 const std::set<std::string, std::less<>> kComparisons = {"equal", "less", "greater", "less_equal",
                                                          "greater_equal"};
 
@@ -32,12 +25,34 @@ std::string wrapped(const std::string& t, const std::string& a, const char* op,
   return fmt::format("(({})((unsigned long long)({}) {} (unsigned long long)({})))", t, a, op, b);
 }
 
+// "LO, HI": integer type `t`'s limits as literals, for orch_f2i's saturating store.
+std::string saturation_limits(DType t) {
+  Tensor limits(t, {2});
+  limits.set(0, -1e300);
+  limits.set(1, 1e300);
+  return fmt::format("{}, {}", literal(t, limits, 0), literal(t, limits, 1));
+}
+
 }  // namespace
 
+std::string pow_expr(const std::string& base, const std::string& exponent, DType base_type,
+                     DType exponent_type) {
+  std::string t = value_type(base_type);
+  if (is_integer(base_type)) {
+    // An integer power, exact and wrapping, for integer exponents that are not negative; else
+    // the real power, saturated to the base's type.
+    if (is_integer(exponent_type))
+      return fmt::format("orch_ipow<{}>({}, {}, {})", t, base, exponent,
+                         saturation_limits(base_type));
+    return fmt::format("orch_f2i<{}>(orch_pow((double){}, (double){}), {})", t, base, exponent,
+                       saturation_limits(base_type));
+  }
+  if (exponent_type == base_type) return fmt::format("orch_pow({}, {})", base, exponent);
+  return fmt::format("(({})orch_pow((double){}, (double){}))", t, base, exponent);
+}
+
 std::string elementwise_reason(const std::string& fn, DType dtype) {
-  if (kNotGenerated.count(fn) != 0)
-    return fmt::format("prim.Elementwise fn '{}' is not generated", fn);
-  if (!is_float(dtype) && (kMath.count(fn) != 0 || kFloatOnly.count(fn) != 0))
+  if (!is_float(dtype) && kMath.count(fn) != 0)
     return fmt::format("prim.Elementwise fn '{}' on {} is not generated", fn, dtype_name(dtype));
   return "";
 }
@@ -50,8 +65,21 @@ std::string elementwise_expr(const std::string& fn, const std::vector<std::strin
     const char* op = fn == "add" ? "+" : fn == "sub" ? "-" : "*";
     return integer ? wrapped(t, a[0], op, a[1]) : fmt::format("({} {} {})", a[0], op, a[1]);
   }
-  if (fn == "div") return fmt::format("({} / {})", a[0], a[1]);
-  if (fn == "pow") return fmt::format("orch_pow({}, {})", a[0], a[1]);
+  // Integer division, remainders and shifts as the interpreter computes them (orch_idiv and
+  // the others in the prelude): a zero divisor gives 0, MIN / -1 wraps, shifts of 64 or more
+  // bits give 0.
+  if (fn == "pow") return pow_expr(a[0], a[1], in, in);
+  if (fn == "div")
+    return integer ? fmt::format("orch_idiv({}, {})", a[0], a[1])
+                   : fmt::format("({} / {})", a[0], a[1]);
+  // Mod is on integers only (ONNX: fmod = 1 for floats).
+  if (fn == "mod" || fn == "fmod") {
+    const char* helper = fn == "mod" ? "orch_imod" : integer ? "orch_irem" : "orch_fmod";
+    return fmt::format("{}(({}){}, ({}){})", helper, t, a[0], t, a[1]);
+  }
+  if (fn == "shl" || fn == "shr")
+    return fmt::format("(({})orch_{}((unsigned long long)({}), (unsigned long long)({})))", t, fn,
+                       a[0], a[1]);
   if (fn == "min" || fn == "max") {
     std::string r = a[0];
     for (size_t i = 1; i < a.size(); ++i) r = fmt::format("orch_{}({}, {})", fn, r, a[i]);
@@ -88,14 +116,8 @@ std::string elementwise_expr(const std::string& fn, const std::vector<std::strin
     std::string to = value_type(out);
     if (out == DType::boolean) return in == DType::boolean ? a[0] : fmt::format("({} != 0)", a[0]);
     if (in == DType::boolean) return fmt::format("(({}){} ? 1 : 0)", to, a[0]);
-    if (is_float(in) && is_integer(out)) {
-      // The target's limits as literals (a saturating store gives them).
-      Tensor limits(out, {2});
-      limits.set(0, -1e300);
-      limits.set(1, 1e300);
-      return fmt::format("orch_f2i<{}>((double){}, {}, {})", to, a[0], literal(out, limits, 0),
-                         literal(out, limits, 1));
-    }
+    if (is_float(in) && is_integer(out))
+      return fmt::format("orch_f2i<{}>((double){}, {})", to, a[0], saturation_limits(out));
     return fmt::format("(({}){})", to, a[0]);
   }
   unsupported("prim.Elementwise fn '{}' is not generated", fn);

@@ -216,6 +216,8 @@ PhaseEmitter::Ix PhaseEmitter::define(ValueId v, const std::vector<Ix>& idx) {
     }
     std::string fn = attr_string(n.attrs, "fn", "");
     DType in = dtype(n.inputs[fn == "where" ? 1 : 0]);
+    // Pow's exponent may have a type of its own (ONNX Pow).
+    if (fn == "pow") return {pow_expr(a[0], a[1], in, dtype(n.inputs[1])), depth};
     return {elementwise_expr(fn, a, in, dtype(v)), depth};
   }
   if (n.op == "prim.Reduce") return reduce(n, idx);

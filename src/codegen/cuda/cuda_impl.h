@@ -55,6 +55,12 @@ std::string elementwise_reason(const std::string& fn, DType dtype);
 std::string elementwise_expr(const std::string& fn, const std::vector<std::string>& a, DType in,
                              DType out);
 
+/// prim.Elementwise pow's C expression, as the interpreter computes it: in the base's type, the
+/// exponent of its own (ONNX Pow); integers exactly, wrapping, for exponents that are not
+/// negative integers.
+std::string pow_expr(const std::string& base, const std::string& exponent, DType base_type,
+                     DType exponent_type);
+
 /// Reduction node `n`'s accumulator `acc` combined with a term `x` (C expressions): a sum for
 /// MatMul and Conv, the Reduce's kind otherwise.
 std::string combine(const Graph& g, const Node& n, const std::string& acc, const std::string& x);

@@ -17,13 +17,13 @@ struct MathHelper {
   int arity;
 };
 
-constexpr MathHelper kMath[] = {{"sqrt", "sqrt", 1},   {"exp", "exp", 1},     {"log", "log", 1},
-                                {"erf", "erf", 1},     {"tanh", "tanh", 1},   {"floor", "floor", 1},
-                                {"ceil", "ceil", 1},   {"round", "rint", 1},  {"sin", "sin", 1},
-                                {"cos", "cos", 1},     {"tan", "tan", 1},     {"asin", "asin", 1},
-                                {"acos", "acos", 1},   {"atan", "atan", 1},   {"sinh", "sinh", 1},
-                                {"cosh", "cosh", 1},   {"asinh", "asinh", 1}, {"acosh", "acosh", 1},
-                                {"atanh", "atanh", 1}, {"abs", "fabs", 1},    {"pow", "pow", 2}};
+constexpr MathHelper kMath[] = {
+    {"sqrt", "sqrt", 1},   {"exp", "exp", 1},     {"log", "log", 1},     {"erf", "erf", 1},
+    {"tanh", "tanh", 1},   {"floor", "floor", 1}, {"ceil", "ceil", 1},   {"round", "rint", 1},
+    {"sin", "sin", 1},     {"cos", "cos", 1},     {"tan", "tan", 1},     {"asin", "asin", 1},
+    {"acos", "acos", 1},   {"atan", "atan", 1},   {"sinh", "sinh", 1},   {"cosh", "cosh", 1},
+    {"asinh", "asinh", 1}, {"acosh", "acosh", 1}, {"atanh", "atanh", 1}, {"abs", "fabs", 1},
+    {"pow", "pow", 2},     {"fmod", "fmod", 2}};
 
 // Helpers whose bodies are the same for every type (NaN tests as x != x, so no isnan).
 constexpr const char* kGeneric =
@@ -41,6 +41,31 @@ ORCH_FN float orch_sigmoid(float x) {
 }
 ORCH_FN double orch_sigmoid(double x) {
   return x >= 0 ? 1.0 / (1.0 + exp(-x)) : exp(x) / (1.0 + exp(x));
+}
+template <class T> ORCH_FN bool orch_minus_one(T b) { return (T)-1 < (T)0 && b == (T)-1; }
+template <class T> ORCH_FN T orch_idiv(T a, T b) {
+  return b == (T)0 ? (T)0 : orch_minus_one(b) ? (T)(0ULL - (unsigned long long)a) : (T)(a / b);
+}
+template <class T> ORCH_FN T orch_irem(T a, T b) {
+  return b == (T)0 || orch_minus_one(b) ? (T)0 : (T)(a % b);
+}
+template <class T> ORCH_FN T orch_imod(T a, T b) {
+  T r = orch_irem(a, b);
+  return r != (T)0 && (r < (T)0) != (b < (T)0)
+             ? (T)((unsigned long long)r + (unsigned long long)b) : r;
+}
+ORCH_FN unsigned long long orch_shl(unsigned long long a, unsigned long long b) {
+  return b >= 64 ? 0 : a << b;
+}
+ORCH_FN unsigned long long orch_shr(unsigned long long a, unsigned long long b) {
+  return b >= 64 ? 0 : a >> b;
+}
+template <class T, class E> ORCH_FN T orch_ipow(T base, E e, T lo, T hi) {
+  if (e < (E)0) return orch_f2i<T>(pow((double)base, (double)e), lo, hi);
+  unsigned long long r = 1, b = (unsigned long long)base;
+  for (unsigned long long n = (unsigned long long)e; n != 0; n >>= 1, b *= b)
+    if (n & 1) r *= b;
+  return (T)r;
 }
 ORCH_FN long long orch_emod(long long a, long long b) {
   long long m = a % b;
