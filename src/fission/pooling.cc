@@ -3,8 +3,10 @@
 // (max, or sum divided by a constant count map for AveragePool; |x|^p sums for LpPool). A max
 // over a box is the max over each of its dims in turn, so a MaxPool window of more taps than the
 // limit (YOLO's SPP: 9x9 and 13x13) is pooled one spatial dim at a time: 13 + 13 taps instead of
-// 169. Global pools are reductions over the spatial axes. MaxPool's Indices output and MaxUnpool
-// are kept whole (Opaque-like: argmax positions are not expressible with these primitives).
+// 169; along a dim of more taps than the limit, in chunks of taps whose maxima an elementwise max
+// combines. Global pools are reductions over the spatial axes. MaxPool's Indices output and
+// MaxUnpool are kept whole (Opaque-like: argmax positions are not expressible with these
+// primitives).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -20,7 +22,10 @@ namespace {
 using sample::Arg;
 using sample::Rng;
 
+// Taps one stack of window views may hold.
 constexpr int64_t kMaxWindowTaps = 64;
+// The widest MaxPool window along one dim that fission splits (8 chunks); wider is kept whole.
+constexpr int64_t kMaxChunkedTaps = 8 * kMaxWindowTaps;
 
 ops::Window window_of(const RuleContext& ctx) {
   return ops::forward_window(ctx.attrs(), ops::spatial_dims(ctx.shape_of(ctx.in(0))),
@@ -55,17 +60,21 @@ bool separable(const RuleContext& ctx) {
 bool pool_guard(const RuleContext& ctx) {
   ops::Window w = window_of(ctx);
   int64_t widest = *std::max_element(w.kernel.begin(), w.kernel.end());
-  if ((separable(ctx) ? widest : taps(w)) > kMaxWindowTaps) return false;
+  if (separable(ctx) ? widest > kMaxChunkedTaps : taps(w) > kMaxWindowTaps) return false;
   return ctx.node().op != "MaxPool" || ctx.num_outputs() == 1 || !ctx.output_used(1);
 }
 
-// The window's elements stacked on a new leading axis: [taps, N, C, out...].
-ValueId window_stack(RuleContext& ctx, ValueId x, const ops::Window& w, double pad_value) {
+// The window's elements stacked on a new leading axis: [taps, N, C, out...]; with `first`, its
+// taps from first[d] on along each dim d (a chunk of a wider window).
+ValueId window_stack(RuleContext& ctx, ValueId x, const ops::Window& w, double pad_value,
+                     std::vector<int64_t> first = {}) {
   Shape s = ctx.shape_of(x);
   size_t k = w.in.size(), rank = s.size();
+  first.resize(k, 0);
   std::vector<int64_t> pads(2 * rank, 0);
   for (size_t d = 0; d < k; ++d) {
-    int64_t needed = (w.out[d] - 1) * w.strides[d] + (w.kernel[d] - 1) * w.dilations[d] + 1;
+    int64_t needed =
+        (w.out[d] - 1) * w.strides[d] + (first[d] + w.kernel[d] - 1) * w.dilations[d] + 1;
     int64_t have = w.in[d] + w.pad_begin[d] + w.pad_end[d];
     pads[2 + d] = w.pad_begin[d];
     pads[rank + 2 + d] = w.pad_end[d] + std::max<int64_t>(needed - have, 0);
@@ -81,7 +90,7 @@ ValueId window_stack(RuleContext& ctx, ValueId x, const ops::Window& w, double p
   for (int64_t t = 0, n = taps(w); t < n; ++t) {
     std::vector<int64_t> starts(rank, 0), ends = padded, steps(rank, 1);
     for (size_t d = 0; d < k; ++d) {
-      starts[2 + d] = offset[d] * w.dilations[d];
+      starts[2 + d] = (first[d] + offset[d]) * w.dilations[d];
       steps[2 + d] = w.strides[d];
       ends[2 + d] = starts[2 + d] + w.out[d] * w.strides[d];
     }
@@ -105,6 +114,21 @@ ValueId reduce_stack(RuleContext& ctx, const std::string& kind, ValueId stack) {
   Shape s = ctx.shape_of(stack);
   ValueId r = ctx.reduce(kind, stack, {0});
   return ctx.reshape(r, Shape(s.begin() + 1, s.end()));
+}
+
+// MaxPool over window `one`, which pools along dim `d` alone, in chunks of at most
+// kMaxWindowTaps taps whose maxima an elementwise max combines.
+ValueId max_along(RuleContext& ctx, ValueId x, const ops::Window& one, size_t d, double lowest) {
+  ValueId y = kNoValue;
+  for (int64_t first = 0; first < one.kernel[d]; first += kMaxWindowTaps) {
+    ops::Window chunk = one;
+    chunk.kernel[d] = std::min(kMaxWindowTaps, one.kernel[d] - first);
+    std::vector<int64_t> start(one.in.size(), 0);
+    start[d] = first;
+    ValueId m = reduce_stack(ctx, "max", window_stack(ctx, x, chunk, lowest, start));
+    y = y == kNoValue ? m : ctx.ew("max", {y, m});
+  }
+  return y;
 }
 
 // AveragePool's divisor per output position, as the reference kernel counts it.
@@ -146,8 +170,7 @@ std::vector<ValueId> pool(RuleContext& ctx) {
     if (separable(ctx)) {
       for (size_t d = 0; d < w.in.size(); ++d) {
         Shape s = ctx.shape_of(y);
-        ops::Window one = along(w, d, std::vector<int64_t>(s.begin() + 2, s.end()));
-        y = reduce_stack(ctx, "max", window_stack(ctx, y, one, lowest));
+        y = max_along(ctx, y, along(w, d, std::vector<int64_t>(s.begin() + 2, s.end())), d, lowest);
       }
     } else {
       y = reduce_stack(ctx, "max", window_stack(ctx, y, w, lowest));
@@ -199,12 +222,17 @@ Graph pool_sample(std::string_view op, Rng& rng) {
   int64_t spatial = sample::integer(rng, 1, 2);
   Shape x = {sample::integer(rng, 1, 2), sample::integer(rng, 1, 2)};
   std::vector<int64_t> kernel, strides, dilations, pads_b, pads_e;
-  // Now and then a MaxPool window over the tap limit (pooled one dim at a time), 9 or 10 taps
-  // a dim, dilated or not.
-  bool wide = op == "MaxPool" && spatial == 2 && sample::integer(rng, 0, 3) == 0;
+  // Now and then a MaxPool window over the tap limit, dilated or not: 9 or 10 taps a dim over
+  // two dims (pooled one dim at a time), or 65 to 150 over one (in chunks of taps).
+  bool wide = op == "MaxPool" && sample::integer(rng, 0, 3) == 0;
   for (int64_t s = 0; s < spatial; ++s) {
-    x.push_back(wide ? sample::integer(rng, 19, 22) : sample::integer(rng, 3, 7));
-    kernel.push_back(wide ? sample::integer(rng, 9, 10) : sample::integer(rng, 1, 3));
+    bool chunked = wide && spatial == 1;
+    x.push_back(chunked ? sample::integer(rng, 150, 320)
+                : wide  ? sample::integer(rng, 19, 22)
+                        : sample::integer(rng, 3, 7));
+    kernel.push_back(chunked ? sample::integer(rng, 65, 150)
+                     : wide  ? sample::integer(rng, 9, 10)
+                             : sample::integer(rng, 1, 3));
     strides.push_back(sample::integer(rng, 1, 2));
     dilations.push_back(op == "LpPool" ? 1 : sample::integer(rng, 1, 2));
     pads_b.push_back(sample::integer(rng, 0, kernel.back() - 1));
@@ -240,7 +268,7 @@ Graph global_sample(std::string_view op, Rng& rng) {
 void add_pooling_rules(RuleTable& rules) {
   for (std::string_view op : {"MaxPool", "AveragePool", "LpPool"})
     rules.push_back({op, pool_guard, pool, pool_sample,
-                     "window over 64 taps (MaxPool: over 64 along a dim), or MaxPool's Indices "
+                     "window over 64 taps (MaxPool: over 512 along a dim), or MaxPool's Indices "
                      "output is used"});
   for (std::string_view op : {"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"})
     rules.push_back({op, nullptr, global_pool, global_sample});

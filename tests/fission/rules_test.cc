@@ -77,6 +77,36 @@ TEST(Fission, SoftmaxKeepsTheMaxSubtraction) {
                                            "reduce_sum", "prim.Broadcast", "div"}));
 }
 
+// A MaxPool window of 150 taps along one dim: three stacks of 64, 64 and 22 taps, their maxima
+// combined by two elementwise maxes; 600 taps is over the limit and stays whole.
+TEST(Fission, WideMaxPoolIsPooledInChunks) {
+  Graph g = parse_graph(R"(graph main(%x: f32[1,2,3,400]) {
+  %y: f32[1,2,2,35] = MaxPool(%x) {kernel_shape = [2, 150], strides = [1, 3], dilations = [1, 2], pads = [0, 1, 0, 1]}
+  return %y
+})");
+  FissionReport report;
+  Graph p = fission(g, {}, &report);
+  EXPECT_TRUE(report.kept.empty());
+  int stacks = 0, maxes = 0;
+  for (const Node& n : p.nodes()) {
+    stacks += n.op == "prim.Reduce";
+    maxes += n.op == "prim.Elementwise" && attr_string(n.attrs, "fn", "") == "max";
+  }
+  EXPECT_EQ(stacks, 4);  // one along the first dim, three along the second
+  EXPECT_EQ(maxes, 2);
+  std::vector<Tensor> inputs = interp::random_inputs(g, 3);
+  EXPECT_EQ(test::compare(interp::interpret(p, inputs)[0], interp::interpret(g, inputs)[0], 0, 0),
+            "");
+
+  Graph too_wide = parse_graph(R"(graph main(%x: f32[1,1,1,700]) {
+  %y: f32[1,1,1,101] = MaxPool(%x) {kernel_shape = [1, 600]}
+  return %y
+})");
+  FissionReport kept;
+  fission(too_wide, {}, &kept);
+  EXPECT_EQ(kept.kept.size(), 1u);
+}
+
 TEST(Fission, OpaqueAndUnmatchedOpsAreKeptWhole) {
   Graph g = parse_graph(R"(graph main(%x: f32[2,5]) {
   const %k = i64[1]{2}
