@@ -1,4 +1,5 @@
-// prim.Elementwise (every generated fn, integers, bools, casts), prim.Reduce and prim.Broadcast.
+// prim.Elementwise (every generated fn, integers, bools, casts, f16 and bf16), prim.Reduce and
+// prim.Broadcast.
 #include "cuda_util.h"
 #include "ir/builder.h"
 #include "ir/error.h"
@@ -131,31 +132,34 @@ TEST(CudaElementwise, EveryFunctionMatchesTheInterpreter) {
   return %dv, %md, %fm, %pw, %ph, %sl, %sr, %ff, %fp
 })",
                             6));
+  // f16 and bf16: stored as bits, computed in float and rounded after every primitive, as the
+  // interpreter stores each value; a constant baked as bits, a MatMul and a reduction in float.
+  cases.push_back(cuda_case("half floats",
+                            R"(graph g(%x: f16[3,40], %y: f32[3,40], %b: bf16[40,5]) {
+  const %w = f16[3,40]{0.1, -2.5, 65504, 0.00006, 1e-7, 3, 0.333, -0.1, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40}
+  const %third = f16[]{0.333}
+  %m: f16[3,40] = prim.Elementwise(%x, %w) {fn = "mul"}
+  %e: f16[3,40] = prim.Elementwise(%m, %third) {fn = "add"}
+  %t: f16[3,40] = prim.Elementwise(%e) {fn = "tanh"}
+  %h: f16[3,40] = prim.Elementwise(%y) {fn = "cast", to = 10}
+  %s: f16[3,40] = prim.Elementwise(%t, %h) {fn = "sub"}
+  %r: f16[3,1] = prim.Reduce(%s) {axes = [1], kind = "sum"}
+  %c: bf16[3,40] = prim.Elementwise(%s) {fn = "cast", to = 16}
+  %p: bf16[3,5] = prim.MatMul(%c, %b)
+  %back: f32[3,5] = prim.Elementwise(%p) {fn = "cast", to = 1}
+  return %s, %r, %back
+})",
+                            7));
   expect_all_match(cases, 1e-4);
 }
 
 TEST(CudaReject, NamesTheOpAndDtype) {
   auto reject = [](std::string_view text) { return cuda_reject(parse_graph(text)); };
-  EXPECT_EQ(reject(R"(graph g(%x: f16[4]) {
-  %y: f16[4] = prim.Elementwise(%x) {fn = "exp"}
-  return %y
-})"),
-            "prim.Elementwise #0: prim.Elementwise on f16 is not generated");
-  EXPECT_EQ(reject(R"(graph g(%x: f32[4]) {
-  %y: bf16[4] = prim.Elementwise(%x) {fn = "cast", to = 16}
-  return %y
-})"),
-            "prim.Elementwise #0: prim.Elementwise to bf16 is not generated");
   EXPECT_EQ(reject(R"(graph g(%x: f32[4]) {
   %y: f32[4] = Relu(%x)
   return %y
 })"),
             "Relu #0: 'Relu' is not a primitive");
-  EXPECT_EQ(reject(R"(graph g(%a: bf16[4,8], %b: bf16[8,2]) {
-  %y: bf16[4,2] = prim.MatMul(%a, %b)
-  return %y
-})"),
-            "prim.MatMul #0: prim.MatMul on bf16 is not generated");
   EXPECT_EQ(reject(R"(graph g(%x: f32[0,3]) {
   %y: f32[0,3] = prim.Elementwise(%x) {fn = "exp"}
   return %y

@@ -195,9 +195,7 @@ PhaseEmitter::Ix PhaseEmitter::load(ValueId v, const std::vector<Ix>& idx) {
     flat = add(mul(i, stride), flat);
     stride *= home.kind == ValueHome::shared && d + 1 == s.size() ? home.pitch : s[d];
   }
-  std::string read = fmt::format("{}[{}]", home.name, flat.text);
-  if (dtype(v) == DType::boolean) read = fmt::format("({} != 0)", read);
-  return {read, flat.depth};
+  return {from_storage(dtype(v), fmt::format("{}[{}]", home.name, flat.text)), flat.depth};
 }
 
 PhaseEmitter::Ix PhaseEmitter::define(ValueId v, const std::vector<Ix>& idx) {
@@ -206,6 +204,8 @@ PhaseEmitter::Ix PhaseEmitter::define(ValueId v, const std::vector<Ix>& idx) {
     return homes_[v].kind == ValueHome::scalar ? Ix{homes_[v].name, 0} : load(v, idx);
   const Node& n = g_.node(producer);
   const Shape& ys = shape(v);
+  // What computes a value rounds it to f16 or bf16 at once, as the interpreter stores it.
+  auto round = [&](const Ix& e) { return Ix{rounded(dtype(v), e.text), e.depth}; };
   if (n.op == "prim.Elementwise") {
     std::vector<std::string> a;
     int depth = 0;
@@ -217,12 +217,12 @@ PhaseEmitter::Ix PhaseEmitter::define(ValueId v, const std::vector<Ix>& idx) {
     std::string fn = attr_string(n.attrs, "fn", "");
     DType in = dtype(n.inputs[fn == "where" ? 1 : 0]);
     // Pow's exponent may have a type of its own (ONNX Pow).
-    if (fn == "pow") return {pow_expr(a[0], a[1], in, dtype(n.inputs[1])), depth};
-    return {elementwise_expr(fn, a, in, dtype(v)), depth};
+    if (fn == "pow") return round({pow_expr(a[0], a[1], in, dtype(n.inputs[1])), depth});
+    return round({elementwise_expr(fn, a, in, dtype(v)), depth});
   }
-  if (n.op == "prim.Reduce") return reduce(n, idx);
-  if (n.op == "prim.MatMul") return matmul(n, idx);
-  if (n.op == "prim.Conv" || n.op == "prim.ConvTranspose") return conv(n, idx);
+  if (n.op == "prim.Reduce") return round(reduce(n, idx));
+  if (n.op == "prim.MatMul") return round(matmul(n, idx));
+  if (n.op == "prim.Conv" || n.op == "prim.ConvTranspose") return round(conv(n, idx));
   if (n.op == "prim.Broadcast") {
     std::vector<Ix> in = idx;
     for (size_t d = 0; d < ys.size(); ++d)
@@ -255,8 +255,8 @@ PhaseEmitter::Ix PhaseEmitter::define(ValueId v, const std::vector<Ix>& idx) {
     return at(n.inputs[0], in);
   }
   if (n.op == "prim.Concat") return concat(n, idx);
-  if (n.op == "prim.Resize") return resize(n, idx);
-  if (n.op == "prim.Pad") return pad(n, idx);
+  if (n.op == "prim.Resize") return round(resize(n, idx));
+  if (n.op == "prim.Pad") return round(pad(n, idx));
   if (n.op == "prim.Gather") return gather(n, idx);
   if (n.op == "prim.GatherElements") {
     size_t ax = normalize(attr_int(n.attrs, "axis", 0), ys.size());

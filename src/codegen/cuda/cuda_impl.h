@@ -17,18 +17,32 @@
 
 namespace orch::codegen::cuda_impl {
 
-/// The C type a tensor of `dtype` is stored as (bool as unsigned char); throws Unsupported for
-/// f16 and bf16.
+/// The C type a tensor of `dtype` is stored as (bool as unsigned char, f16 and bf16 as their
+/// bits in unsigned short).
 std::string storage_type(DType dtype);
 
-/// The C type a value of `dtype` is computed in: the storage type, bool for bool.
+/// The C type a value of `dtype` is computed in: the storage type, bool for bool, float for f16
+/// and bf16 (rounded to their precision after every primitive, as the interpreter stores them).
 std::string value_type(DType dtype);
+
+/// f16 or bf16: stored as bits, computed in float.
+bool half_float(DType dtype);
+
+/// An element read from storage (`stored`, an lvalue) as a value, and a value as what to store.
+std::string from_storage(DType dtype, const std::string& stored);
+std::string to_storage(DType dtype, const std::string& value);
+
+/// `value` (a float) rounded to `dtype`'s precision for f16 and bf16 (orch_rh, orch_rb); as it
+/// is otherwise.
+std::string rounded(DType dtype, const std::string& value);
 
 /// A float (`single`) or double literal of `v` that round-trips, infinities and NaN included.
 std::string float_literal(double v, bool single);
 
 /// A literal of `dtype` holding element `i` of `t`, in the value type.
 std::string literal(DType dtype, const Tensor& t, int64_t i);
+/// The same in the storage type: f16 and bf16 as their bits.
+std::string storage_literal(DType dtype, const Tensor& t, int64_t i);
 
 /// The C parameter types of every __global__ function of `kernel` (cuda_source.h's convention).
 std::vector<std::string> parameter_types(const Graph& kernel);

@@ -130,9 +130,7 @@ std::string element_loops(const Geometry& geo, const std::string& body) {
 
 std::string store(const Graph& kernel, ValueId v, const std::string& dest,
                   const std::string& result) {
-  DType t = kernel.value(v).type.dtype;
-  std::string value = t == DType::boolean ? fmt::format("({}) ? 1 : 0", result) : result;
-  return fmt::format("{}[e] = ({})({});\n", dest, storage_type(t), value);
+  return fmt::format("{}[e] = {};\n", dest, to_storage(kernel.value(v).type.dtype, result));
 }
 
 // The root output's phase under a tile config (its geometry set in `geo`), after the block

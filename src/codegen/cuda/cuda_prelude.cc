@@ -42,6 +42,45 @@ ORCH_FN float orch_sigmoid(float x) {
 ORCH_FN double orch_sigmoid(double x) {
   return x >= 0 ? 1.0 / (1.0 + exp(-x)) : exp(x) / (1.0 + exp(x));
 }
+// f16 and bf16 as the interpreter converts them (ir/dtype.cc): rounding to nearest even, NaN
+// kept quiet, overflow to infinity, f16's subnormals.
+ORCH_FN unsigned orch_bits(float x) {
+  union { float f; unsigned u; } c;
+  c.f = x;
+  return c.u;
+}
+ORCH_FN float orch_float(unsigned u) {
+  union { float f; unsigned u; } c;
+  c.u = u;
+  return c.f;
+}
+ORCH_FN float orch_h2f(unsigned short h) {
+  unsigned sign = (h & 0x8000u) << 16, exponent = (h >> 10) & 0x1fu, mantissa = h & 0x3ffu;
+  if (exponent == 0x1fu) return orch_float(sign | 0x7f800000u | (mantissa << 13));
+  if (exponent == 0) {
+    float m = (float)mantissa * 5.9604644775390625e-8f;
+    return sign ? -m : m;
+  }
+  return orch_float(sign | ((exponent + 112u) << 23) | (mantissa << 13));
+}
+ORCH_FN unsigned short orch_f2h(float x) {
+  unsigned bits = orch_bits(x), a = bits & 0x7fffffffu;
+  unsigned sign = (bits >> 16) & 0x8000u;
+  if (a > 0x7f800000u) return (unsigned short)(sign | 0x7e00u);
+  if (a >= 0x477ff000u) return (unsigned short)(sign | 0x7c00u);
+  if (a < 0x38800000u) return (unsigned short)(sign | (unsigned)rintf(orch_float(a) * 16777216.0f));
+  a += 0xfffu + ((a >> 13) & 1u);
+  return (unsigned short)(sign | ((a - (112u << 23)) >> 13));
+}
+ORCH_FN float orch_b2f(unsigned short b) { return orch_float((unsigned)b << 16); }
+ORCH_FN unsigned short orch_f2b(float x) {
+  unsigned bits = orch_bits(x);
+  if ((bits & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((bits >> 16) | 0x40u);
+  bits += 0x7fffu + ((bits >> 16) & 1u);
+  return (unsigned short)(bits >> 16);
+}
+ORCH_FN float orch_rh(float x) { return orch_h2f(orch_f2h(x)); }
+ORCH_FN float orch_rb(float x) { return orch_b2f(orch_f2b(x)); }
 template <class T> ORCH_FN bool orch_minus_one(T b) { return (T)-1 < (T)0 && b == (T)-1; }
 template <class T> ORCH_FN T orch_idiv(T a, T b) {
   return b == (T)0 ? (T)0 : orch_minus_one(b) ? (T)(0ULL - (unsigned long long)a) : (T)(a / b);

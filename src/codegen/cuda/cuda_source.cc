@@ -42,20 +42,11 @@ constexpr int64_t kMaxBakedBytes = 64 * 1024;
 
 constexpr int64_t kScratchAlign = 256;  // bytes, per scratch value
 
-bool supported_dtype(DType t) {
-  return t != DType::f16 && t != DType::bf16;
-}
-
 std::string node_reason(const Graph& g, const Node& n) {
   for (ValueId v : n.inputs)
     if (v == kNoValue) return "absent optional input";
   if (!prim::is_primitive(n.op)) return fmt::format("'{}' is not a primitive", n.op);
   if (kGeneratedOps.count(n.op) == 0) return fmt::format("'{}' is not generated", n.op);
-  for (ValueId v : n.inputs)
-    if (!supported_dtype(g.value(v).type.dtype))
-      return fmt::format("{} on {} is not generated", n.op, dtype_name(g.value(v).type.dtype));
-  DType out = g.value(n.outputs[0]).type.dtype;
-  if (!supported_dtype(out)) return fmt::format("{} to {} is not generated", n.op, dtype_name(out));
   DType t = g.value(n.inputs[0]).type.dtype;
   if (n.op == "prim.Elementwise") {
     std::string fn = attr_string(n.attrs, "fn", "");
@@ -204,9 +195,6 @@ std::string cuda_reject(const Graph& kernel) {
   std::vector<std::vector<NodeId>> consumers = kernel.consumers();
   int64_t bytes = 0;
   for (ValueId v = 0; v < static_cast<ValueId>(kernel.num_values()); ++v) {
-    if (!supported_dtype(kernel.value(v).type.dtype))
-      return fmt::format("value '{}' is {}, which is not generated", kernel.value(v).name,
-                         dtype_name(kernel.value(v).type.dtype));
     if (baked(kernel, v, consumers))
       bytes += static_cast<int64_t>(kernel.value(v).constant.nbytes());
   }
@@ -305,7 +293,7 @@ CudaKernelSource cuda_kernel_source(const Graph& kernel, const std::string& pref
       std::string name = fmt::format("{}_c{}", prefix, v);
       std::string items;
       for (int64_t i = 0; i < value.constant.numel(); ++i)
-        items += (i ? ", " : "") + cuda_impl::literal(value.type.dtype, value.constant, i);
+        items += (i ? ", " : "") + cuda_impl::storage_literal(value.type.dtype, value.constant, i);
       globals.text += fmt::format("__device__ const {} {}[{}] = {{{}}};\n",
                                   cuda_impl::storage_type(value.type.dtype), name,
                                   value.constant.numel(), items);

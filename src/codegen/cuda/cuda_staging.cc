@@ -102,13 +102,11 @@ std::string stage(const Graph& kernel, const schedule::StagedRegion& r, int64_t 
   SharedArray a = shared_array(kernel, r, offset);
   PhaseEmitter emitter(kernel, homes, globals);
   std::string value = emitter.read(r.value, z_names(r.size.size()));
-  if (dtype == DType::boolean) value = fmt::format("({}) ? 1 : 0", value);
   std::string code = a.declare;
   code += fmt::format("for (long long q = threadIdx.x; q < {}; q += blockDim.x) {{\n", a.elements);
   code += indent(a.coords, 2);
-  code +=
-      fmt::format("  if ({}) {{\n{}    {}[{}] = ({})({});\n  }}\n}}\n__syncthreads();\n", a.inside,
-                  indent(emitter.code(), 4), a.home.name, a.at, storage_type(dtype), value);
+  code += fmt::format("  if ({}) {{\n{}    {}[{}] = {};\n  }}\n}}\n__syncthreads();\n", a.inside,
+                      indent(emitter.code(), 4), a.home.name, a.at, to_storage(dtype, value));
   homes[r.value] = a.home;
   return code;
 }
@@ -160,9 +158,9 @@ std::string compute(const Graph& kernel, const schedule::TileGraph& tg,
   // A group wider than one lane has g * elements <= threads: the loop runs once and no
   // element overwrites the partials.
   code += indent(group_combine(kernel, reduce, g, partials, sum.type), 2);
-  code += fmt::format("  if (live && lane == 0) {{\n{}    {}[{}] = ({})({});\n  }}\n",
+  code += fmt::format("  if (live && lane == 0) {{\n{}    {}[{}] = {};\n  }}\n",
                       indent(sum.epilogue, 4), a.home.name, a.at,
-                      storage_type(kernel.value(v).type.dtype), sum.result);
+                      to_storage(kernel.value(v).type.dtype, sum.result));
   homes[v] = a.home;
   return code + "}\n__syncthreads();\n";
 }

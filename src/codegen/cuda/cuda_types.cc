@@ -34,6 +34,8 @@ std::string storage_type(DType dtype) {
     case DType::i16:
       return "short";
     case DType::u16:
+    case DType::f16:
+    case DType::bf16:
       return "unsigned short";
     case DType::i32:
       return "int";
@@ -49,12 +51,43 @@ std::string storage_type(DType dtype) {
 }
 
 std::string value_type(DType dtype) {
+  if (half_float(dtype)) return "float";
   return dtype == DType::boolean ? "bool" : storage_type(dtype);
+}
+
+bool half_float(DType dtype) {
+  return dtype == DType::f16 || dtype == DType::bf16;
+}
+
+std::string from_storage(DType dtype, const std::string& stored) {
+  if (dtype == DType::f16) return fmt::format("orch_h2f({})", stored);
+  if (dtype == DType::bf16) return fmt::format("orch_b2f({})", stored);
+  if (dtype == DType::boolean) return fmt::format("({} != 0)", stored);
+  return stored;
+}
+
+std::string to_storage(DType dtype, const std::string& value) {
+  if (dtype == DType::f16) return fmt::format("orch_f2h({})", value);
+  if (dtype == DType::bf16) return fmt::format("orch_f2b({})", value);
+  if (dtype == DType::boolean) return fmt::format("(unsigned char)(({}) ? 1 : 0)", value);
+  return fmt::format("({})({})", storage_type(dtype), value);
+}
+
+std::string rounded(DType dtype, const std::string& value) {
+  if (dtype == DType::f16) return fmt::format("orch_rh({})", value);
+  if (dtype == DType::bf16) return fmt::format("orch_rb({})", value);
+  return value;
+}
+
+std::string storage_literal(DType dtype, const Tensor& t, int64_t i) {
+  if (!half_float(dtype)) return literal(dtype, t, i);
+  return fmt::format("{}", t.data<uint16_t>()[i]);
 }
 
 std::string literal(DType dtype, const Tensor& t, int64_t i) {
   if (dtype == DType::boolean) return t.get_int(i) != 0 ? "true" : "false";
-  if (is_float(dtype)) return float_literal(t.get(i), dtype == DType::f32);
+  // f16 and bf16 values are floats (value_type).
+  if (is_float(dtype)) return float_literal(t.get(i), dtype != DType::f64);
   if (dtype == DType::u64) return fmt::format("{}ULL", static_cast<uint64_t>(t.get_int(i)));
   int64_t v = t.get_int(i);
   // -2^63 has no literal of its own.
