@@ -40,6 +40,9 @@ struct ConformanceOptions {
   /// (`orch optimize --target cuda --compile-only`) and run on the host (host_cuda_module.h), so
   /// that each test checks the CUDA code generator and the library calls without a GPU.
   Target target = Target::cpu;
+  /// With target cuda: run each module on this machine's GPU (runtime/cuda_module.h) instead of
+  /// its code on the host.
+  bool on_gpu = false;
   /// Tests run at once, each in its own process (a crash or a hang fails one test, not the run);
   /// 1 with `compiled` still isolates each test in a process.
   int jobs = 1;

@@ -1,6 +1,7 @@
 // `--compiled`: a test's model through the whole optimizer (import, fission, rewrite, analytic
 // tuning, stitch), validated kernel by kernel against the interpreter on the test's inputs, and
-// the compiled module's outputs compared with the test's; a CUDA module's code runs on the host.
+// the compiled module's outputs compared with the test's; a CUDA module's code runs on the host,
+// or on this machine's GPU.
 #include <unistd.h>
 
 #include <filesystem>
@@ -16,6 +17,7 @@
 #include "driver/tune.h"
 #include "ir/error.h"
 #include "orch/module.h"
+#include "runtime/cuda_module.h"
 
 namespace orch::driver::conformance_detail {
 namespace fs = std::filesystem;
@@ -54,6 +56,11 @@ std::vector<Tensor> run(const Module& module, std::span<const Tensor> feed,
 }
 
 std::vector<Tensor> run(HostCudaModule& module, std::span<const Tensor> feed,
+                        const KernelHook& hook = {}) {
+  return module.run(feed, hook);
+}
+
+std::vector<Tensor> run(runtime::CudaModule& module, std::span<const Tensor> feed,
                         const KernelHook& hook = {}) {
   return module.run(feed, hook);
 }
@@ -127,6 +134,10 @@ std::string run_compiled_data_set(const std::string& model, const frontend::Impo
       return fmt::format("optimize: the primitive graph's input '{}' has no test data", v.name);
     feed.push_back(as_declared(it->second, v.type.dtype));
   }
+  if (options.target == Target::cuda && options.on_gpu)
+    return run_module(
+        dir.module(), [&] { return runtime::CudaModule::load(dir.module()); }, tuned.graph, feed,
+        expected, options);
   if (options.target == Target::cuda)
     return run_module(
         dir.module(), [&] { return HostCudaModule(dir.module()); }, tuned.graph, feed, expected,

@@ -108,7 +108,8 @@ std::string death(int status, const ConformanceOptions& options) {
 }
 
 // Compiles the Halide runtime object once here, so that every forked test copies it instead of
-// spending a second of LLVM on it (most of a small test's time).
+// spending a second of LLVM on it (most of a small test's time). CPU modules only: the CUDA
+// target never calls Halide (and the GPU machines' bundle stubs it out: carry_bundle.sh).
 void warm_up_halide_runtime(const ConformanceOptions& options) {
   namespace fs = std::filesystem;
   fs::path base = options.temp_dir.empty() ? fs::temp_directory_path() : fs::path(options.temp_dir);
@@ -124,7 +125,7 @@ std::vector<CaseResult> run_in_processes(const std::vector<std::string>& tests,
                                          const std::function<void(const CaseResult&)>& on_result) {
   check(options.jobs >= 1, "jobs must be at least 1, got {}", options.jobs);
   check(options.timeout_s >= 1, "the timeout must be at least 1 s, got {}", options.timeout_s);
-  if (options.compiled) warm_up_halide_runtime(options);
+  if (options.compiled && options.target == Target::cpu) warm_up_halide_runtime(options);
   std::vector<CaseResult> results(tests.size());
   std::map<pid_t, Child> running;
   size_t next = 0;

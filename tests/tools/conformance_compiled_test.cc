@@ -93,6 +93,24 @@ TEST_F(ConformanceCompiled, CudaTargetSkipsWhatTheGeneratorLacks) {
   EXPECT_NE(interpreted.exit_code, 0);
   EXPECT_NE(interpreted.output.find("--target applies to --compiled"), std::string::npos)
       << interpreted.output;
+  Outcome cpu_on_gpu = orch_cli("conformance " + dir_.string() + " --compiled --on-gpu");
+  EXPECT_NE(cpu_on_gpu.exit_code, 0);
+  EXPECT_NE(cpu_on_gpu.output.find("--on-gpu applies to --target cuda"), std::string::npos)
+      << cpu_on_gpu.output;
+}
+
+// On a GPU each module runs there; without one (these machines) that is an error before any
+// test, naming what is missing.
+TEST_F(ConformanceCompiled, OnGpuNeedsAGpu) {
+  Outcome r =
+      orch_cli("conformance " + dir_.string() + " --compiled --target cuda --on-gpu --jobs 2");
+  if (r.exit_code == 0) {
+    EXPECT_NE(r.output.find("conformance: 12 passed, 0 failed, 2 skipped"), std::string::npos)
+        << r.output;
+  } else {
+    EXPECT_NE(r.output.find("orch: error: --on-gpu: "), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("PASS"), std::string::npos) << r.output;
+  }
 }
 
 TEST_F(ConformanceCompiled, JobsMustBePositive) {

@@ -53,6 +53,11 @@ gcc -shared -nostdlib -Wl,-soname,"$(basename "$halide")" -o "$stage/slim/$(base
   "$stage/halide_stub.s"
 cp "$orch" "$stage/orch"
 cp "$(dirname "$0")/orchw" "$stage/orchw"
+# Debian's ONNX node tests, for `orch conformance --compiled --target cuda --on-gpu` there
+# (device_run.sh, CONFORMANCE=1); the device machines do not have the package.
+mkdir -p "$stage/onnx-node"
+node_tests=/usr/share/libonnx-testdata/data/node
+[ -d "$node_tests" ] && cp -r "$node_tests/." "$stage/onnx-node/"
 mkdir -p "$(dirname "$out")"
-tar cf - -C "$stage" slim orch orchw | xz -T0 -6 >"$out"
+tar cf - -C "$stage" slim orch orchw onnx-node | xz -T0 -6 >"$out"
 echo "wrote $out ($(du -h "$out" | cut -f1)): $(ls "$stage/slim" | wc -l) libraries, Halide stubbed"

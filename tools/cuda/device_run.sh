@@ -8,7 +8,9 @@
 # (every optimize and run log, reports and CUDA sources). With MEASURED=1, after the smoke test:
 # the small zoo models tuned with every candidate kernel measured on the GPU beside the analytic
 # plans (measured.txt), instead of the batch tables. With GENERATED=1: four models with
-# generated code only, no library calls (generated.txt), instead of the batch tables.
+# generated code only, no library calls (generated.txt), instead of the batch tables. With
+# CONFORMANCE=1: Debian's ONNX node tests compiled for CUDA and run on the GPU, kernel by kernel
+# against the interpreter (conformance.txt), instead of the batch tables.
 set -u
 t0=$SECONDS
 # Runs "$@" in its own process group, killed whole after $1 seconds.
@@ -34,6 +36,12 @@ ORCH_CUDA_MODELS=transformer-tiny ORCH_CUDA_POLICIES=full bench/cuda_bench.sh /t
 cat /tmp/smoke/transformer-tiny/full.log /tmp/smoke/transformer-tiny/full.run.log >> $OUT/smoke.txt 2>&1
 echo "smoke done at $((SECONDS - t0)) s" >> $OUT/smoke.txt
 grep -q '^| transformer-tiny | [0-9]' $OUT/smoke.txt || { logs; exit 3; }
+if [ "${CONFORMANCE:-0}" = 1 ]; then
+  deadline 400 /tmp/ob/orchw conformance /tmp/ob/onnx-node --compiled --target cuda --on-gpu \
+    --jobs 14 --timeout 120 > $OUT/conformance.txt 2>&1
+  echo "conformance done at $((SECONDS - t0)) s" >> $OUT/conformance.txt
+  exit 0
+fi
 if [ "${GENERATED:-0}" = 1 ]; then
   # Generated code alone (no cuBLAS or cuDNN): shared-memory staging, register tiles and warp
   # reductions validated and timed on the GPU, one policy against the other.

@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "driver/conformance.h"
 #include "ir/error.h"
+#include "runtime/cuda_module.h"
 
 namespace orch::tool {
 namespace {
@@ -18,6 +19,7 @@ struct ConformanceArgs {
   std::string through;
   bool compiled = false;
   std::string target = "cpu";
+  bool on_gpu = false;
   int jobs = 1;
   int timeout_s = 600;
   bool verbose = false;
@@ -39,6 +41,12 @@ void run_conformance_command(const ConformanceArgs& args) {
   options.compiled = args.compiled;
   options.target = driver::parse_target(args.target);
   check(options.target == driver::Target::cpu || args.compiled, "--target applies to --compiled");
+  options.on_gpu = args.on_gpu;
+  if (args.on_gpu) {
+    check(options.target == driver::Target::cuda, "--on-gpu applies to --target cuda");
+    std::string why = runtime::cuda_unavailable();
+    check(why.empty(), "--on-gpu: {}", why);
+  }
   options.jobs = args.jobs;
   options.timeout_s = args.timeout_s;
   // Compiled tests take seconds each: show every one, numbered, with its time.
@@ -112,6 +120,9 @@ void add_conformance_command(CLI::App& app) {
                   "With --compiled: cpu (default), or cuda: each module compiled for the H200 "
                   "(analytic costs, as `orch optimize --target cuda --compile-only`) and its CUDA "
                   "code run on the host, checking the code generator without a GPU");
+  cmd->add_flag("--on-gpu", args->on_gpu,
+                "With --target cuda: run each module on this machine's GPU, kernel by kernel "
+                "against the interpreter, instead of its code on the host");
   cmd->add_option("--jobs,-j", args->jobs, "Tests run at once, each in its own process")
       ->check(at_least(1));
   cmd->add_option("--timeout", args->timeout_s,
