@@ -150,6 +150,17 @@ TEST(CudaElementwise, EveryFunctionMatchesTheInterpreter) {
   return %s, %r, %back
 })",
                             7));
+  // A phase root's total (a tiled MatMul's register tile) is rounded before the epilogue that
+  // reads it: here its fraction, where an unrounded total differs by up to half an f16 step.
+  CudaCase tiled = cuda_case("half float total", R"(graph g(%a: f16[32,64], %b: f16[64,32]) {
+  %p: f16[32,32] = prim.MatMul(%a, %b)
+  %fl: f16[32,32] = prim.Elementwise(%p) {fn = "floor"}
+  %q: f16[32,32] = prim.Elementwise(%p, %fl) {fn = "sub"}
+  return %q
+})",
+                             7);
+  tiled.config = best_h200_config(tiled.graph);
+  cases.push_back(std::move(tiled));
   expect_all_match(cases, 1e-4);
 }
 

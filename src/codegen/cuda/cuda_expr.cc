@@ -256,7 +256,8 @@ PhaseEmitter::Ix PhaseEmitter::define(ValueId v, const std::vector<Ix>& idx) {
   }
   if (n.op == "prim.Concat") return concat(n, idx);
   if (n.op == "prim.Resize") return round(resize(n, idx));
-  if (n.op == "prim.Pad") return round(pad(n, idx));
+  // Pad only moves values that are rounded already (its constant is an f16 or bf16 value).
+  if (n.op == "prim.Pad") return pad(n, idx);
   if (n.op == "prim.Gather") return gather(n, idx);
   if (n.op == "prim.GatherElements") {
     size_t ax = normalize(attr_int(n.attrs, "axis", 0), ys.size());

@@ -40,7 +40,8 @@ Accumulation accumulate(const Graph& kernel, ValueId v, NodeId r, const std::str
   a.type = value_type(kernel.value(reduce.inputs[0]).type.dtype);
   a.init = initial_value(kernel, reduce);
   a.term = term.code();
-  homes[total] = {ValueHome::scalar, acc};
+  // The epilogue reads the total as the interpreter stores it: rounded to f16 or bf16.
+  homes[total] = {ValueHome::scalar, rounded(kernel.value(total).type.dtype, acc)};
   PhaseEmitter epilogue(kernel, homes, globals);
   a.result = total == v ? acc : epilogue.compute(v, coords);
   a.epilogue = epilogue.code();
