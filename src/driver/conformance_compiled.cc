@@ -119,7 +119,7 @@ std::string run_compiled_data_set(const std::string& model, const frontend::Impo
     tuned = tune_model(primitive_graph(model, optimize.pipeline), optimize.tune);
     build_module(tuned.graph, tuned.problem, tuned.plan, tuned.choices, dir.module(), optimize);
   } catch (const Error& e) {
-    // What the target does not support (an op the CUDA generator lacks) skips the test.
+    // What the target does not support (no NVRTC for the CUDA target) skips the test.
     if (e.kind() == Error::Kind::unsupported) rethrow_with_context(e, "optimize");
     return stage_failure("optimize", e);
   } catch (const std::exception& e) {

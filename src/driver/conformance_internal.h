@@ -19,7 +19,7 @@ Tensor as_declared(const Tensor& t, DType declared);
 /// runs it on the test's inputs. Returns "" when every output matches `expected`, otherwise the
 /// problem, starting with the stage that failed ("optimize: ", "validate: ", "load: ", "run: ",
 /// "compiled output 0"). Throws Unsupported ("optimize: ...") when the target cannot compile
-/// the model (an op the CUDA generator lacks), which skips the test.
+/// the model (no NVRTC for the CUDA target), which skips the test.
 std::string run_compiled_data_set(const std::string& model, const frontend::ImportOptions& import,
                                   const std::vector<Tensor>& expected,
                                   const ConformanceOptions& options);

@@ -48,13 +48,16 @@ KernelCheck cuda_backend_check(const Graph& graph) {
   return kernel_check(graph, codegen::cuda_reject, kCudaMinWeightBytes);
 }
 
-std::string cuda_single_rejects(const Graph& graph) {
-  for (NodeId n = 0; n < static_cast<NodeId>(graph.num_nodes()); ++n) {
-    Graph kernel = cuda_kernel_graph(graph, std::vector<NodeId>{n}, graph.node(n).outputs);
-    std::string why = codegen::cuda_reject(kernel);
-    if (!why.empty()) return fmt::format("node {} ({}): {}", n, graph.node(n).op, why);
-  }
-  return "";
+std::string cuda_kernel_reject(const Graph& kernel) {
+  std::vector<NodeId> members(kernel.num_nodes());
+  std::iota(members.begin(), members.end(), 0);
+  return codegen::cuda_reject(cuda_kernel_graph(kernel, members, kernel.outputs()));
+}
+
+double cuda_host_us(const Graph& kernel, const schedule::Machine& host) {
+  double copied = profile::kernel_unavoidable_bytes(kernel);
+  return 2 * kCudaHostSyncUs + copied / (kCudaHostCopyGbs * 1e3) +
+         profile::roofline_lower_bound_us(kernel, host);
 }
 
 namespace {

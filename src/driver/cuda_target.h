@@ -42,13 +42,25 @@ Graph cuda_kernel_graph(const Graph& graph, std::span<const NodeId> members,
                         std::span<const ValueId> outputs);
 
 /// The enumerator's question for CUDA: a fused candidate is kept when the CUDA generator accepts
-/// it (rejected with its reason otherwise); single primitives are always kept, and one the
-/// generator rejects fails the plan later with that reason (cuda_single_rejects).
+/// it (rejected with its reason otherwise); single primitives are always kept: one the generator
+/// rejects runs on the host (cuda_host_us).
 KernelCheck cuda_backend_check(const Graph& graph);
 
-/// "" when the CUDA generator accepts every primitive of `graph` alone, otherwise the first it
-/// rejects and why: a model it cannot compile at all.
-std::string cuda_single_rejects(const Graph& graph);
+/// Why the CUDA generator cannot compile candidate graph `kernel` (extract_kernel's, constants
+/// baked) as the stitcher passes it, large constants as inputs; "" when it can.
+std::string cuda_kernel_reject(const Graph& kernel);
+
+/// Bandwidth of the synchronous copies between the GPU and pageable host memory a host kernel
+/// makes (PCIe through a staging buffer), and what each direction's synchronization costs: a
+/// guess for the analytic plan until a GPU measures it. Host kernels are single ops the
+/// generator lacks, which nothing else can run: their cost changes no choice of the plan, only
+/// its objective.
+inline constexpr double kCudaHostCopyGbs = 10.0;
+inline constexpr double kCudaHostSyncUs = 10.0;
+
+/// A host kernel's estimated time: its inputs copied from the GPU, the reference backend on the
+/// host (its roofline bound on `host`), its outputs copied back.
+double cuda_host_us(const Graph& kernel, const schedule::Machine& host);
 
 /// Time one launch of a kernel adds on the stream besides its work: back-to-back launches on
 /// recent NVIDIA GPUs cost a few microseconds each (a CUDA graph lowers it); an assumption of

@@ -8,6 +8,7 @@
 #include "codegen/cuda/cuda_source.h"
 #include "codegen/cudnn_conv.h"
 #include "ir/error.h"
+#include "runtime/external_kernel.h"
 #include "runtime/module_manifest.h"
 
 namespace orch::driver {
@@ -75,6 +76,8 @@ struct HostCudaModule::Impl {
   // The module's memory: its arena, weights and scratch, and the caller's tensors during a run.
   std::vector<std::byte> arena, weights, scratch;
   std::vector<Tensor> inputs, outputs;
+  // Per kernel: built for a host kernel (an op the CUDA generator lacks), empty otherwise.
+  std::vector<runtime::ExternalKernel> external;
 
   Impl(std::string directory, runtime::ModuleLayout parsed)
       : dir(std::move(directory)),
@@ -102,7 +105,19 @@ struct HostCudaModule::Impl {
     return t;
   }
 
+  // A host kernel through the reference backend, as the GPU runtime runs it between copies.
+  void run_on_host(size_t k) {
+    std::vector<Tensor> ins, outs;
+    for (const KernelValue& in : layout.kernel_inputs[k]) ins.push_back(tensor(in.type, in.at));
+    for (const KernelValue& out : layout.kernel_outputs[k])
+      outs.emplace_back(out.type.dtype, out.type.shape);
+    runtime::run_external(external[k], ins, outs);
+    for (size_t i = 0; i < outs.size(); ++i)
+      std::copy_n(outs[i].bytes(), outs[i].nbytes(), at(layout.kernel_outputs[k][i].at));
+  }
+
   void run_kernel(size_t k) {
+    if (external[k].kernel) return run_on_host(k);
     std::vector<void*> args;
     std::vector<int64_t> output_bytes;
     for (const KernelValue& in : layout.kernel_inputs[k]) args.push_back(at(in.at));
@@ -140,6 +155,13 @@ HostCudaModule::HostCudaModule(const std::string& dir) {
         m.layout.weights_bytes);
   m.weights.resize(weights.size());
   std::copy_n(reinterpret_cast<const std::byte*>(weights.data()), weights.size(), m.weights.data());
+  // The host kernels' weights: views of m.weights, which lives as long as they do.
+  std::shared_ptr<const void> host_weights(std::shared_ptr<const void>(), m.weights.data());
+  m.external.resize(m.layout.kernels.size());
+  for (size_t k = 0; k < m.layout.kernels.size(); ++k)
+    if (m.layout.external[k])
+      runtime::build_external(m.layout.kernels[k], *m.layout.external[k], root, host_weights,
+                              m.external[k]);
 }
 
 HostCudaModule::~HostCudaModule() = default;

@@ -121,6 +121,7 @@ void cost_on_gpu(std::vector<UniqueKernel>& unique, const schedule::GpuMachine& 
                  const codegen::CudaLibraries& libraries) {
   parallel_for(unique.size(), [&](size_t i) {
     UniqueKernel& u = unique[i];
+    if (u.known) return;  // a host kernel (Tuner::describe)
     u.known = true;
     u.cost_us = cuda_cost_us(u.kernel, gpu, libraries);
     u.choice = {.backend = "cuda", .config = "", .cost_us = u.cost_us};

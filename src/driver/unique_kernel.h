@@ -143,7 +143,8 @@ bool fallback_only(const UniqueKernel& u, const std::vector<profile::TuningRecor
 /// bound plus `call_us`, in the first backend that accepts it.
 void cost_analytically(std::vector<UniqueKernel>& unique, double call_us);
 
-/// Analytic CUDA costs (cuda_cost_us) on `gpu`, every kernel generated as CUDA C.
+/// Analytic CUDA costs (cuda_cost_us) on `gpu` of every kernel not priced yet: all but the host
+/// kernels (Tuner::describe) are generated as CUDA C.
 void cost_on_gpu(std::vector<UniqueKernel>& unique, const schedule::GpuMachine& gpu,
                  const codegen::CudaLibraries& libraries);
 

@@ -11,6 +11,7 @@
 #include "runtime/cublas.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/cudnn.h"
+#include "runtime/external_kernel.h"
 #include "runtime/module_manifest.h"
 
 namespace orch::runtime {
@@ -101,6 +102,11 @@ struct CudaModule::Impl {
   std::unique_ptr<Cudnn> cudnn;                     // when a kernel is a convolution
   std::vector<std::unique_ptr<Cudnn::Conv>> convs;  // per kernel: null unless a convolution
   DeviceBuffer workspace;                           // the largest any convolution needs
+  // Per kernel: built for a host kernel (an op the CUDA generator lacks), its weights bound to
+  // host_weights; empty otherwise.
+  std::vector<ExternalKernel> external;
+  std::shared_ptr<const void> host_weights;
+  bool any_host_kernel = false;
 
   ~Impl() {
     if (context == nullptr) return;
@@ -132,7 +138,25 @@ struct CudaModule::Impl {
     fail("unknown region");
   }
 
+  // A host kernel: its inputs copied from the GPU, the reference backend's results copied back.
+  // The synchronous copies wait for the stream's work before them, and it for them.
+  void run_on_host(size_t k) {
+    std::vector<Tensor> ins, outs;
+    for (const KernelValue& in : layout.kernel_inputs[k])
+      ins.push_back(copy_back(in.type, at(in.at)));
+    for (const KernelValue& out : layout.kernel_outputs[k])
+      outs.emplace_back(out.type.dtype, out.type.shape);
+    run_external(external[k], ins, outs);
+    for (size_t i = 0; i < outs.size(); ++i)
+      if (outs[i].nbytes() > 0)
+        cuda_check(
+            *d,
+            d->memcpy_htod(at(layout.kernel_outputs[k][i].at), outs[i].bytes(), outs[i].nbytes()),
+            fmt::format("copying the results of host kernel {}", layout.kernels[k].name));
+  }
+
   void launch_kernel(size_t k) {
+    if (external[k].kernel) return run_on_host(k);
     // cuLaunchKernel takes a pointer to each parameter: here, device pointers.
     std::vector<CuDevicePtr> pointers;
     for (const KernelValue& in : layout.kernel_inputs[k]) pointers.push_back(at(in.at));
@@ -187,15 +211,17 @@ struct CudaModule::Impl {
   }
 
   // The plan's launches on the module's stream: one by one, or as the graph captured from them.
+  // A plan with a host kernel runs one by one: its synchronous copies cannot be captured.
   void launch_plan(bool as_graph) {
-    if (!as_graph) return launch_all();
+    if (!as_graph || any_host_kernel) return launch_all();
     if (graph_exec == nullptr) capture();
     cuda_check(*d, d->graph_launch(graph_exec, stream), "launching the CUDA graph");
   }
 
   Tensor copy_back(const TensorType& type, CuDevicePtr from) const {
     Tensor t(type.dtype, type.shape);
-    cuda_check(*d, d->memcpy_dtoh(t.mutable_bytes(), from, t.nbytes()), "copying a result back");
+    if (t.nbytes() > 0)
+      cuda_check(*d, d->memcpy_dtoh(t.mutable_bytes(), from, t.nbytes()), "copying a result back");
     return t;
   }
 };
@@ -276,6 +302,17 @@ CudaModule CudaModule::load(const std::string& dir, int device) {
   if (!weights.empty())
     cuda_check(*d, d->memcpy_htod(impl->weights.pointer, weights.data(), weights.size()),
                "copying the weights");
+  impl->external.resize(layout.kernels.size());
+  for (size_t k = 0; k < layout.kernels.size(); ++k) {
+    if (!layout.external[k]) continue;
+    if (!impl->host_weights) {
+      auto bytes = std::make_shared<std::string>(std::move(weights));
+      impl->host_weights = std::shared_ptr<const void>(bytes, bytes->data());
+    }
+    build_external(layout.kernels[k], *layout.external[k], root, impl->host_weights,
+                   impl->external[k]);
+    impl->any_host_kernel = true;
+  }
   impl->arena = DeviceBuffer(*d, layout.arena_bytes, "allocating the arena");
   impl->workspace = DeviceBuffer(*d, workspace_bytes, "allocating cuDNN's workspace");
   impl->scratch = DeviceBuffer(*d, layout.scratch_bytes, "allocating the scratch buffer");

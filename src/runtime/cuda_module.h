@@ -2,9 +2,10 @@
 // driver API, the weights copied to the device once, one arena and one scratch buffer, and the
 // kernels' launches issued in plan order on a stream of the module's own, or replayed as one
 // CUDA graph captured from that sequence (set_graph). A kernel that is one GEMM or convolution
-// calls cuBLAS or cuDNN (runtime/cublas.h, runtime/cudnn.h) on the same stream. Checked on an
-// H200 (issue #15, 2026-12-04), except the graph and the library calls, written since without
-// a GPU to run them on.
+// calls cuBLAS or cuDNN (runtime/cublas.h, runtime/cudnn.h) on the same stream. A host kernel
+// (an op the CUDA generator lacks) runs through the reference backend between synchronous
+// copies from and to the GPU. Checked on an H200 (issue #15, 2026-12-04), except the graph, the
+// library calls and the host kernels, written since without a GPU to run them on.
 #pragma once
 
 #include <memory>
@@ -39,7 +40,9 @@ class CudaModule {
 
   /// When `on`, run() replays the plan as one CUDA graph, captured from its launch sequence at
   /// the first use: one launch per run instead of one per kernel phase (a few microseconds
-  /// each). The graph holds the module's device pointers, which stay fixed for its lifetime.
+  /// each). The graph holds the module's device pointers, which stay fixed for its lifetime. A
+  /// plan with a host kernel runs launch by launch all the same (a capture cannot hold its
+  /// copies).
   void set_graph(bool on);
 
   /// Copies the inputs to the device, runs every kernel, waits and copies the outputs back.

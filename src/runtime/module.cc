@@ -62,13 +62,7 @@ int run_external(void* user, int kernel, const void* const* inputs, void* const*
       ins.push_back(view(m.kernel_inputs[kernel][i].type, const_cast<void*>(inputs[i])));
     for (size_t i = 0; i < m.kernel_outputs[kernel].size(); ++i)
       outs.push_back(view(m.kernel_outputs[kernel][i].type, outputs[i]));
-    {
-      std::lock_guard<std::mutex> lock(*ext.mutex);
-      ext.kernel->run(ins, outs);
-    }
-    // A kernel may return results in buffers of its own (the reference backend does).
-    for (size_t i = 0; i < outs.size(); ++i)
-      if (outs[i].bytes() != outputs[i]) std::memcpy(outputs[i], outs[i].bytes(), outs[i].nbytes());
+    runtime::run_external(ext, ins, outs);
     return 0;
   } catch (...) {
     state->error = std::current_exception();

@@ -11,24 +11,13 @@
 
 #include "codegen/kernel.h"
 #include "orch/module.h"
+#include "runtime/external_kernel.h"
 #include "runtime/module_abi.h"
 #include "runtime/module_format.h"
 
 namespace orch {
 
 namespace runtime {
-
-/// An external kernel (dnnl, reference) built at load. Kernel::run is not promised to be
-/// reentrant, so concurrent contexts take turns on each external kernel.
-struct ExternalKernel {
-  /// Mutable: Module::set_threads rebuilds oneDNN kernels (under `mutex`), because oneDNN fixes
-  /// a kernel's thread count when it builds it.
-  mutable std::unique_ptr<codegen::Kernel> kernel;
-  std::unique_ptr<std::mutex> mutex = std::make_unique<std::mutex>();
-  Graph graph;  // its graph, weights bound (views of weights.bin)
-  const codegen::Backend* backend = nullptr;
-  std::string config;  // the backend's configuration
-};
 
 /// kernels.so's entry points.
 struct Library {
@@ -67,9 +56,6 @@ namespace runtime {
 /// OpenMP's thread count for the next parallel region of this thread (0 when OpenMP is not
 /// loaded: oneDNN runs on it, found at run time so that the runtime need not link it).
 int openmp_max_threads();
-
-/// Compiles `ext`'s graph with its backend and configuration.
-std::unique_ptr<codegen::Kernel> compile_external(const ExternalKernel& ext);
 
 /// Reads the module directory into `impl` (every field); throws Error naming the file.
 void load_module(const std::string& dir, Module::Impl& impl);

@@ -9,10 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "codegen/dnnl/dnnl_backend.h"
-#include "codegen/reference_backend.h"
 #include "ir/error.h"
-#include "ir/text_format.h"
 #include "runtime/module_format.h"
 #include "runtime/module_impl.h"
 #include "runtime/module_manifest.h"
@@ -72,53 +69,7 @@ Library open_library(const fs::path& path, int kernels) {
   return lib;
 }
 
-const uint8_t* weights_base(const Module::Impl& impl) {
-  return static_cast<const uint8_t*>(impl.weights.get());
-}
-
-// Builds an external kernel from its graph file, binding its weights from weights.bin.
-void build_external(const KernelSpec& spec, const ExternalSpec& ext, const fs::path& dir,
-                    const Module::Impl& impl, ExternalKernel& out) {
-  fs::path path = dir / ext.graph;
-  std::ifstream in(path);
-  check(in.good(), "{}: cannot read the graph of kernel {}", path.string(), spec.name);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  Graph graph;
-  try {
-    graph = parse_graph(text);
-    for (const WeightBinding& w : ext.weights) {
-      ValueId v = graph.find_value(w.value);
-      check(v != kNoValue, "no input '{}'", w.value);
-      const TensorType& type = graph.value(v).type;
-      // parse_manifest put the bytes inside weights.bin; they must also be the input's bytes.
-      int64_t size = static_cast<int64_t>(dtype_size(type.dtype));
-      check(w.bytes % size == 0 && w.bytes / size == num_elements(type.shape),
-            "weight '{}' has {} bytes in {}, its type {} has more or fewer", w.value, w.bytes,
-            kWeightsFile, format_type(type));
-      graph.bind_input(
-          v, Tensor::wrap(type.dtype, type.shape, impl.weights, weights_base(impl) + w.offset));
-    }
-  } catch (const Error& e) {
-    rethrow_with_context(e, path.string());
-  }
-  out.backend = spec.backend == "dnnl" ? &codegen::dnnl_backend() : &codegen::reference_backend();
-  out.graph = std::move(graph);
-  out.config = ext.config;
-  try {
-    out.kernel = compile_external(out);
-  } catch (const Error& e) {
-    rethrow_with_context(
-        e, fmt::format("{}: building kernel {} ({})", path.string(), spec.name, spec.backend));
-  }
-}
-
 }  // namespace
-
-std::unique_ptr<codegen::Kernel> compile_external(const ExternalKernel& ext) {
-  if (ext.backend == &codegen::dnnl_backend()) return codegen::dnnl_compile(ext.graph, ext.config);
-  check(ext.config.empty(), "backend {} has no configuration '{}'", ext.backend->name, ext.config);
-  return ext.backend->compile(ext.graph);
-}
 
 int openmp_max_threads() {
   using MaxThreads = int (*)();
@@ -153,7 +104,7 @@ void load_module(const std::string& dir_text, Module::Impl& impl) {
   impl.dnnl_threads = openmp_max_threads();
   for (size_t i = 0; i < impl.kernels.size(); ++i)
     if (layout.external[i])
-      build_external(impl.kernels[i], *layout.external[i], dir, impl, impl.external[i]);
+      build_external(impl.kernels[i], *layout.external[i], dir, impl.weights, impl.external[i]);
   impl.library = open_library(dir / layout.library_file, static_cast<int>(impl.kernels.size()));
 }
 

@@ -304,7 +304,10 @@ ModuleLayout parse_manifest(std::string_view text, const std::string& path) {
     check_locations(r, layout, "kernel " + spec.name, layout.kernel_outputs.back());
     for (const KernelValue& kv : layout.kernel_outputs.back())
       spec.outputs.push_back({kv.value, kv.type});
-    if (cuda) {
+    // A CUDA module's kernel launches on the GPU, or (an op the generator lacks) runs on the
+    // host through the reference backend, external like a CPU module's.
+    bool on_host = cuda && spec.backend == "reference" && r.boolean(k, "external");
+    if (cuda && !on_host) {
       check((spec.backend == "cuda" || spec.backend == "cublas" || spec.backend == "cudnn") &&
                 !r.boolean(k, "external"),
             "{}: kernel {} of a CUDA module has backend '{}'", path, spec.name, spec.backend);
@@ -313,6 +316,7 @@ ModuleLayout parse_manifest(std::string_view text, const std::string& path) {
       check(r.integer(k, "scratch_bytes") <= layout.scratch_bytes,
             "{}: kernel {} uses more scratch than the module has", path, spec.name);
     }
+    if (on_host) layout.launches.emplace_back();
     layout.kernels.push_back(std::move(spec));
     layout.external.push_back(r.boolean(k, "external") ? std::optional(external_spec(r, k, layout))
                                                        : std::nullopt);

@@ -47,7 +47,8 @@ struct LaunchSpec {
 /// What the manifest says, every location checked to lie inside its region.
 struct ModuleLayout {
   /// A CUDA module (format "orch-cuda-module"): its architecture ("sm_90"), its kernels'
-  /// launches (one list per kernel, in order) and the scratch buffer every launch gets last.
+  /// launches (one list per kernel, in order; none for a host kernel, which is external) and the
+  /// scratch buffer every launch gets last.
   bool cuda = false;
   std::string target;
   std::vector<std::vector<LaunchSpec>> launches;

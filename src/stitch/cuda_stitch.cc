@@ -1,4 +1,5 @@
-// A plan as a CUDA module: each kernel's CUDA C with its GPU tile config, one NVRTC compile.
+// A plan as a CUDA module: each kernel's CUDA C with its GPU tile config, one NVRTC compile; an
+// op the generator lacks as a host kernel (the reference backend between copies).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -10,6 +11,7 @@
 #include "codegen/cuda/cuda_source.h"
 #include "ir/error.h"
 #include "ir/parallel.h"
+#include "ir/text_format.h"
 #include "runtime/module_format.h"
 #include "schedule/gpu/gpu_tiles.h"
 #include "stitch/layouter.h"
@@ -48,7 +50,7 @@ std::vector<std::optional<schedule::ScoredGpuConfig>> best_configs(
     const schedule::GpuMachine& gpu) {
   std::vector<std::optional<schedule::ScoredGpuConfig>> configs(kernels.size());
   parallel_for(kernels.size(), [&](size_t i) {
-    if (!calls[i]) configs[i] = best_config(kernels[i].graph, gpu);
+    if (!calls[i] && !kernels[i].external) configs[i] = best_config(kernels[i].graph, gpu);
   });
   return configs;
 }
@@ -92,7 +94,15 @@ StitchResult stitch_cuda(const Graph& graph, const OrchestrationProblem& problem
         k, outputs, layout,
         calls.back() ? std::optional(codegen::kLibraryMinWeightBytes) : std::nullopt);
     std::string why = codegen::cuda_reject(k.graph);
-    check(why.empty(), "kernel {} cannot be generated for CUDA: {}", k.name, why);
+    // An op the generator lacks runs alone on the host (the tuner priced it so): external, its
+    // weights bound from weights.bin like a CPU module's reference kernel.
+    check(why.empty() || (k.primitives.size() == 1 && !calls.back()),
+          "kernel {} cannot be generated for CUDA: {}", k.name, why);
+    if (!why.empty()) {
+      k.backend = "reference";
+      layouter.lay_out_kernel(k, outputs, layout, std::nullopt);
+      result.notes.push_back(fmt::format("{} runs on the host: {}", k.name, why));
+    }
     kernels.push_back(std::move(k));
   }
   std::vector<std::optional<schedule::ScoredGpuConfig>> configs = best_configs(kernels, calls, gpu);
@@ -103,6 +113,15 @@ StitchResult stitch_cuda(const Graph& graph, const OrchestrationProblem& problem
       k.launches = {call->launch};
       (call->backend == "cublas" ? result.cublas_kernels : result.cudnn_kernels) += 1;
       result.cuda_launches += 1;
+      layout.kernels.push_back(std::move(k));
+      continue;
+    }
+    if (k.external) {
+      k.choice.backend = "reference";
+      k.choice.config = "";
+      fs::create_directories(out / runtime::kKernelGraphDir);
+      write_file(out / runtime::kKernelGraphDir / (k.name + ".orch"), print_graph(k.graph));
+      result.reference_kernels += 1;
       layout.kernels.push_back(std::move(k));
       continue;
     }

@@ -180,12 +180,12 @@ std::string report_markdown(const ModuleLayout& layout, const StitchResult& resu
   std::string text = fmt::format("# orch module: {}\n\n", layout.model);
   if (layout.target == "cuda")
     text += fmt::format(
-        "{} CUDA kernels ({} of them cuBLAS GEMMs, {} cuDNN convolutions; {} launches) for sm_{} "
-        "({}), compiled only: costs are analytic estimates, nothing was measured. Plan objective "
-        "{:.1f} us ({}).\n\n",
-        layout.kernels.size(), result.cublas_kernels, result.cudnn_kernels, result.cuda_launches,
-        layout.sm_arch, layout.gpu, layout.objective_us,
-        layout.optimal ? "optimal" : "time limit, not proven optimal");
+        "{} CUDA kernels ({} of them cuBLAS GEMMs, {} cuDNN convolutions, {} run on the host "
+        "between copies; {} launches) for sm_{} ({}), compiled only: costs are analytic "
+        "estimates, nothing was measured. Plan objective {:.1f} us ({}).\n\n",
+        layout.kernels.size(), result.cublas_kernels, result.cudnn_kernels,
+        result.reference_kernels, result.cuda_launches, layout.sm_arch, layout.gpu,
+        layout.objective_us, layout.optimal ? "optimal" : "time limit, not proven optimal");
   else
     text += fmt::format(
         "{} kernels ({} Halide, {} oneDNN, {} reference). Plan objective {:.1f} us ({}){}.\n\n",
@@ -214,7 +214,10 @@ std::string report_markdown(const ModuleLayout& layout, const StitchResult& resu
     std::vector<std::string> ops;
     for (const Node& n : k.graph.nodes()) ops.push_back(n.op);
     text += fmt::format("| {} | {} | {} | {:.1f} | {} |\n", k.name, k.backend, fmt::join(ops, ", "),
-                        k.choice.cost_us, k.backend == "reference" ? "not optimized" : "");
+                        k.choice.cost_us,
+                        k.backend != "reference"  ? ""
+                        : layout.target == "cuda" ? "on the host, between copies"
+                                                  : "not optimized");
   }
   text += "\nThe plan as a picture: plan.svg (plan.dot; `orch explain DIR` redraws it).\n";
   if (!result.notes.empty()) {

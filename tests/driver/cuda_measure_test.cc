@@ -12,6 +12,8 @@
 #include "driver/optimize.h"
 #include "driver/pipeline.h"
 #include "driver/tune.h"
+#include "fission/fission.h"
+#include "ir/text_format.h"
 #include "profile/tuning_db.h"
 
 namespace orch::driver {
@@ -66,6 +68,38 @@ TEST_F(CudaMeasure, TunesWithKernelsMeasuredAsModules) {
       build_module(first.graph, first.problem, first.plan, first.choices, path("module"), build);
   EXPECT_EQ(module.kernels, static_cast<int>(first.plan.kernels.size()));
   EXPECT_GT(module.cublas_kernels, 0);  // the MLP's two MatMuls, measured as cuBLAS calls
+}
+
+// An op the generator lacks (TopK) runs on the host: its kernel is estimated, never measured
+// (no record in the database), and the module built from the plan runs it there.
+TEST_F(CudaMeasure, HostKernelsAreEstimatedNotMeasured) {
+  std::string unavailable = codegen::nvrtc_unavailable();
+  if (!unavailable.empty()) GTEST_SKIP() << unavailable;
+  Graph graph = fission::fission(parse_graph(R"(graph g(%x: f32[3,8]) {
+  const %k = i64[1]{3}
+  %a: f32[3,8] = Relu(%x)
+  %v: f32[3,3], %i: i64[3,3] = TopK(%a, %k) {axis = 1}
+  %r: f32[3,3] = Sigmoid(%v)
+  return %r, %i
+})"));
+  TunedModel tuned = tune_model(graph, options());
+  int on_host = 0;
+  for (const PlanKernel& k : tuned.plan.kernels) {
+    const codegen::KernelChoice& choice = tuned.choices[static_cast<size_t>(k.candidate)];
+    on_host += choice.backend == "reference";
+    EXPECT_TRUE(choice.backend == "reference" || choice.backend == "cuda") << choice.backend;
+    EXPECT_GT(choice.cost_us, 0);
+  }
+  EXPECT_EQ(on_host, 1);
+  profile::TuningDb db(path("tuning.db"));
+  EXPECT_GT(db.stats().records, 0);
+  for (const profile::TuningRecord& r : db.all()) EXPECT_EQ(r.backend, "cuda") << r.label;
+
+  OptimizeOptions build;
+  build.tune = options();
+  stitch::StitchResult module =
+      build_module(tuned.graph, tuned.problem, tuned.plan, tuned.choices, path("module"), build);
+  EXPECT_EQ(module.reference_kernels, 1);
 }
 
 }  // namespace

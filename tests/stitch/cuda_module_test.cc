@@ -18,6 +18,7 @@
 #include "driver/pipeline.h"
 #include "driver/tune.h"
 #include "fission/fission.h"
+#include "ir/builder.h"
 #include "ir/error.h"
 #include "ir/text_format.h"
 #include "orch/module.h"
@@ -234,6 +235,57 @@ TEST(CudaTarget, MeasuringWithoutAGpuSaysSo) {
         << e.what();
     EXPECT_NE(std::string(e.what()).find("--compile-only"), std::string::npos) << e.what();
   }
+}
+
+// Ops the generator lacks (ScatterElements and TopK, which fission keeps whole) run on the host
+// through the reference backend, each a kernel of its own between generated ones: the module
+// validates against the interpreter (its code run on the host), the scatter's 4800-byte data
+// bound from weights.bin.
+TEST(CudaTarget, OpsTheGeneratorLacksRunOnTheHost) {
+  std::string unavailable = codegen::nvrtc_unavailable();
+  if (!unavailable.empty()) GTEST_SKIP() << unavailable;
+  Graph g;
+  Builder b(g);
+  ValueId x = b.input("x", {DType::f32, {4, 2}});
+  Tensor data(DType::f32, {4, 300});
+  for (int64_t i = 0; i < data.numel(); ++i)
+    data.mutable_data<float>()[i] = float(i % 97) / 97.0f - 0.5f;
+  Tensor index(DType::i64, {4, 2});
+  for (int64_t i = 0; i < index.numel(); ++i) index.mutable_data<int64_t>()[i] = (i * 37) % 300;
+  ValueId u = b.op("Relu", {x});
+  ValueId scattered =
+      b.op("ScatterElements", {b.constant(data), b.constant(index), u}, {{"axis", int64_t{1}}});
+  ValueId s = b.op("Sigmoid", {scattered});
+  Tensor k(DType::i64, {1});
+  k.mutable_data<int64_t>()[0] = 5;
+  std::vector<ValueId> top = b.op_multi("TopK", {s, b.constant(k)}, {{"axis", int64_t{1}}}, 2);
+  b.output(b.op("Neg", {top[0]}));
+  b.output(top[1]);
+  driver::TuneOptions tune;
+  tune.analytic = true;
+  tune.target = driver::Target::cuda;
+  driver::TunedModel tuned = driver::tune_model(fission::fission(g), tune);
+  std::string dir = temp_dir("cuda_host_kernels");
+  driver::OptimizeOptions build;  // validation: the CUDA code run on the host, kernel by kernel
+  build.tune = tune;
+  stitch::StitchResult r =
+      driver::build_module(tuned.graph, tuned.problem, tuned.plan, tuned.choices, dir, build);
+  EXPECT_EQ(r.reference_kernels, 2);
+  EXPECT_GE(r.cuda_kernels, 1);
+  nlohmann::json manifest = nlohmann::json::parse(read_file(fs::path(dir) / "manifest.json"));
+  std::vector<std::string> on_host;
+  for (const nlohmann::json& kernel : manifest.at("kernels")) {
+    if (kernel.at("backend") != "reference") continue;
+    on_host.push_back(kernel.at("primitives").at(0).at("op"));
+    EXPECT_TRUE(kernel.at("external").get<bool>());
+    EXPECT_FALSE(kernel.contains("launches"));
+    EXPECT_TRUE(fs::exists(fs::path(dir) / kernel.at("graph").get<std::string>()));
+    EXPECT_EQ(kernel.at("weights").size(), on_host.back() == "ScatterElements" ? 1u : 0u);
+  }
+  EXPECT_EQ(on_host, (std::vector<std::string>{"ScatterElements", "TopK"}));
+  EXPECT_NE(read_file(fs::path(dir) / "report.md").find("runs on the host: TopK"),
+            std::string::npos);
+  fs::remove_all(dir);
 }
 
 TEST(CudaTarget, UnknownGpuNamesTheShippedOnes) {

@@ -98,9 +98,9 @@ void run_optimize(const OptimizeArgs& args) {
   if (options.tune.target == driver::Target::cuda)
     fmt::print(
         "module: {} ({} CUDA kernels, {} cuBLAS GEMMs and {} cuDNN convolutions among them, {} "
-        "launches, {}; plan {:.1f} us estimated)\n",
-        args.out, m.kernels, m.cublas_kernels, m.cudnn_kernels, m.cuda_launches, options.tune.gpu,
-        r.objective_us);
+        "on the host, {} launches, {}; plan {:.1f} us estimated)\n",
+        args.out, m.kernels, m.cublas_kernels, m.cudnn_kernels, m.reference_kernels,
+        m.cuda_launches, options.tune.gpu, r.objective_us);
   else
     fmt::print("module: {} ({} kernels: {} Halide, {} oneDNN, {} reference; plan {:.1f} us)\n",
                args.out, m.kernels, m.halide_kernels, m.dnnl_kernels, m.reference_kernels,
