@@ -140,11 +140,7 @@ void Tuner::tune_lazily() {
 }
 
 void Tuner::plan_analytically() {
-  if (gpu_) {
-    cost_on_gpu(unique_, *gpu_, options_.cuda_libraries);
-  } else {
-    cost_analytically(unique_, options_.analytic_call_us);
-  }
+  // collect_unique priced every kernel.
   model_.stats.converged = false;
   set_costs(Unknown::excluded);
   say(fmt::format("estimated their costs, {:.1f} s; planning (solver time limit {} s)",

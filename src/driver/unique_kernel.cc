@@ -105,27 +105,21 @@ bool fallback_only(const UniqueKernel& u, const std::vector<profile::TuningRecor
   return false;
 }
 
-void cost_analytically(std::vector<UniqueKernel>& unique, double call_us) {
-  profile::BackendSet backends = profile::default_backends();
-  for (UniqueKernel& u : unique) {
-    u.known = true;
-    u.cost_us = u.bound_us + call_us;
-    u.choice = {
-        .backend = std::string(profile::accepting_backends(backends, u.kernel).front()->name),
-        .config = "",
-        .cost_us = u.cost_us};
-  }
+void price_analytically(UniqueKernel& u, double call_us) {
+  u.known = true;
+  u.cost_us = u.bound_us + call_us;
+  u.choice = {.backend = std::string(
+                  profile::accepting_backends(profile::default_backends(), u.kernel).front()->name),
+              .config = "",
+              .cost_us = u.cost_us};
 }
 
-void cost_on_gpu(std::vector<UniqueKernel>& unique, const schedule::GpuMachine& gpu,
-                 const codegen::CudaLibraries& libraries) {
-  parallel_for(unique.size(), [&](size_t i) {
-    UniqueKernel& u = unique[i];
-    if (u.known) return;  // a host kernel (Tuner::describe)
-    u.known = true;
-    u.cost_us = cuda_cost_us(u.kernel, gpu, libraries);
-    u.choice = {.backend = "cuda", .config = "", .cost_us = u.cost_us};
-  });
+void price_on_gpu(UniqueKernel& u, const schedule::GpuMachine& gpu,
+                  const codegen::CudaLibraries& libraries) {
+  if (u.known) return;  // a host kernel (Tuner::describe)
+  u.known = true;
+  u.cost_us = cuda_cost_us(u.kernel, gpu, libraries);
+  u.choice = {.backend = "cuda", .config = "", .cost_us = u.cost_us};
 }
 
 std::vector<codegen::KernelChoice> unmeasured_choices(

@@ -139,14 +139,14 @@ std::string model_key(const std::vector<UniqueKernel>& unique, bool write_cost);
 bool fallback_only(const UniqueKernel& u, const std::vector<profile::TuningRecord>& records,
                    const profile::BackendSet& backends);
 
-/// Analytic costs (TuneOptions::analytic), nothing measured: on the CPU each kernel's roofline
+/// Analytic cost (TuneOptions::analytic), nothing measured: on the CPU the kernel's roofline
 /// bound plus `call_us`, in the first backend that accepts it.
-void cost_analytically(std::vector<UniqueKernel>& unique, double call_us);
+void price_analytically(UniqueKernel& u, double call_us);
 
-/// Analytic CUDA costs (cuda_cost_us) on `gpu` of every kernel not priced yet: all but the host
-/// kernels (Tuner::describe) are generated as CUDA C.
-void cost_on_gpu(std::vector<UniqueKernel>& unique, const schedule::GpuMachine& gpu,
-                 const codegen::CudaLibraries& libraries);
+/// Analytic CUDA cost (cuda_cost_us) on `gpu` of a kernel generated as CUDA C; a host kernel,
+/// priced already (Tuner::describe), keeps its estimate.
+void price_on_gpu(UniqueKernel& u, const schedule::GpuMachine& gpu,
+                  const codegen::CudaLibraries& libraries);
 
 /// The database's machine column: this machine, plus how it was measured when not the default.
 std::string measurement_key(const TuneOptions& options);
