@@ -13,6 +13,7 @@
 #include "ir/hash.h"
 #include "ir/parallel.h"
 #include "orchestrate/from_candidates.h"
+#include "profile/measure.h"
 #include "profile/roofline.h"
 
 namespace orch::driver::tune_detail {
@@ -128,15 +129,12 @@ void Tuner::collect_unique() {
   // The CPU target asks oneDNN whether it takes each kernel, building its primitives: on one
   // thread, as everywhere else in tuning. Built on two, a CI run's second tune of a model once
   // measured again (TuneTest.PlanIsValidAndSecondTuneMeasuresNothing); not reproduced since.
-  // Analytic tuning prices each kernel at once and lets its graph go, which nothing reads
-  // again: YOLOX-Nano's 193,917 CUDA kernels held 6 GB until planning.
+  // Analytic tuning prices each kernel at once. Then its graph goes (kernel_graph): YOLOX-Nano's
+  // 193,917 CUDA kernels held 6 GB until planning.
   auto describe_and_price = [&](UniqueKernel& u) {
     describe(u);
-    if (!options_.analytic) return;
-    if (gpu_)
-      price_on_gpu(u, *gpu_, options_.cuda_libraries);
-    else
-      price_analytically(u, options_.analytic_call_us);
+    if (options_.analytic && gpu_) price_on_gpu(u, *gpu_, options_.cuda_libraries);
+    if (options_.analytic && !gpu_) price_analytically(u, options_.analytic_call_us);
     u.kernel = Graph();
   };
   if (gpu_)
@@ -149,10 +147,16 @@ void Tuner::collect_unique() {
   for (UniqueKernel& u : unique_) {
     if (!db_) break;
     std::vector<profile::TuningRecord> records = db_->find(u.hash, machine_id_);
-    if (records.empty() || fallback_only(u, records, profiler_.backends)) continue;
-    apply_records(u, records, options_.relayout_convolutions);
+    if (records.empty()) continue;
+    u.kernel = kernel_graph(u);
+    bool skip = fallback_only(u, records, profiler_.backends);
+    if (!skip) apply_records(u, records, options_.relayout_convolutions);
+    std::vector<codegen::KernelChoice> unmeasured =
+        skip ? std::vector<codegen::KernelChoice>{} : unmeasured_choices(u, records);
+    u.kernel = Graph();
+    if (skip) continue;
     ++model_.stats.from_db;
-    for (codegen::KernelChoice& choice : unmeasured_choices(u, records)) {
+    for (codegen::KernelChoice& choice : unmeasured) {
       new_config_ids_.push_back(static_cast<size_t>(&u - unique_.data()));
       new_configs_.push_back(std::move(choice));
     }
@@ -162,6 +166,21 @@ void Tuner::collect_unique() {
     });
     if (fallback_tried) tried_fallback_.insert(static_cast<size_t>(&u - unique_.data()));
   }
+}
+
+Graph Tuner::kernel_graph(const UniqueKernel& u) const {
+  auto [members, outputs] =
+      kernel_parts(model_.graph, model_.problem.candidates[u.candidates.front()]);
+  return codegen::extract_kernel(model_.graph, members, outputs);
+}
+
+void Tuner::hold_graphs(const std::vector<size_t>& ids) {
+  for (size_t id : ids)
+    if (unique_[id].kernel.num_nodes() == 0) unique_[id].kernel = kernel_graph(unique_[id]);
+}
+
+void Tuner::release_graphs(const std::vector<size_t>& ids) {
+  for (size_t id : ids) unique_[id].kernel = Graph();
 }
 
 void Tuner::describe(UniqueKernel& u) const {
@@ -183,6 +202,7 @@ void Tuner::describe(UniqueKernel& u) const {
   u.kind = kernel_kind(kernel, u.bound_us, u.library);
   u.primitives = static_cast<int>(c.primitives.size());
   u.linear = linear_primitives(kernel);
+  u.narrow = profile::narrow_convolution(kernel);
   // A single op the CUDA generator lacks runs on the host: estimated, never measured.
   if (gpu_ && u.primitives == 1 && !cuda_kernel_reject(kernel).empty()) {
     u.known = u.rechecked = true;

@@ -45,6 +45,7 @@ void Tuner::measure_fallbacks(const std::vector<size_t>& ids) {
 void Tuner::measure_with(const std::vector<size_t>& ids, const profile::ProfilerOptions& profiler,
                          bool again) {
   if (ids.empty()) return;
+  hold_graphs(ids);
   std::vector<const Graph*> kernels;
   for (size_t id : ids) kernels.push_back(&unique_[id].kernel);
   TuneProgress progress{
@@ -63,6 +64,7 @@ void Tuner::measure_with(const std::vector<size_t>& ids, const profile::Profiler
     report(progress, round_start, u, results.front().reason);
   };
   profile::profile_kernels(kernels, profiler, on_done);
+  release_graphs(ids);
   if (!again && finished > 0)
     seconds_per_kernel_ = seconds_since(round_start) / static_cast<double>(finished);
 }
@@ -135,6 +137,7 @@ void Tuner::measure_pinned(const std::vector<size_t>& ids,
                            const std::vector<codegen::KernelChoice>& pinned, int round,
                            const std::function<void(size_t, const profile::Measurement&)>& take) {
   if (ids.empty()) return;
+  hold_graphs(ids);
   std::vector<const Graph*> kernels;
   for (size_t id : ids) kernels.push_back(&unique_[id].kernel);
   TuneProgress progress{.total = static_cast<int>(ids.size()), .round = round, .phase = phase_};
@@ -145,6 +148,7 @@ void Tuner::measure_pinned(const std::vector<size_t>& ids,
     report(progress, round_start, unique_[ids[job]], m.reason);
   };
   profile::profile_kernels(kernels, profiler_, on_done, pinned);
+  release_graphs(ids);
 }
 
 profile::ProfilerOptions Tuner::library_only() const {

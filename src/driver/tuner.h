@@ -38,6 +38,12 @@ class Tuner {
   void collect_unique();
   // Extracts the kernel of u's first candidate and fills in what follows from it alone.
   void describe(UniqueKernel& u) const;
+  // The kernel graph of u's first candidate. UniqueKernel::kernel holds it only while u is
+  // measured or its records read: all of them at once took 6 GB on YOLOX-Nano.
+  Graph kernel_graph(const UniqueKernel& u) const;
+  // Holds the graphs of `ids` (kernel_graph) while they are measured.
+  void hold_graphs(const std::vector<size_t>& ids);
+  void release_graphs(const std::vector<size_t>& ids);
   void say(std::string_view line) const {
     if (options_.log) options_.log(line);
   }

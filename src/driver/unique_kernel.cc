@@ -233,9 +233,8 @@ std::vector<EpilogueBatch> epilogue_batches(const std::vector<UniqueKernel>& uni
                                             const OrchestrationProblem& problem,
                                             const Graph& graph) {
   std::vector<size_t> wide = library_epilogues(unique);
-  auto narrow = std::stable_partition(wide.begin(), wide.end(), [&](size_t id) {
-    return !profile::narrow_convolution(unique[id].kernel);
-  });
+  auto narrow = std::stable_partition(wide.begin(), wide.end(),
+                                      [&](size_t id) { return !unique[id].narrow; });
   std::vector<size_t> narrow_ids(narrow, wide.end());
   wide.erase(narrow, wide.end());
   return {{"library epilogues", std::move(wide), true},

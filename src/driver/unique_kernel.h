@@ -20,7 +20,7 @@ namespace orch::driver {
 
 // A distinct kernel (structure, output set): its candidates share one measurement.
 struct UniqueKernel {
-  Graph kernel;
+  Graph kernel;  // held while it is measured or its records read (Tuner::kernel_graph)
   std::string hash;
   std::string outputs;  // output types, the database's output-set column
   std::string label;
@@ -38,6 +38,7 @@ struct UniqueKernel {
   int primitives = 1;
   int linear = 0;        // Linear primitives; more than one: a oneDNN convolution chain
   bool library = false;  // oneDNN accepts it
+  bool narrow = false;   // profile::narrow_convolution
   bool known = false;    // measured, in this run or before
   double cost_us = std::numeric_limits<double>::infinity();
   codegen::KernelChoice choice;
