@@ -1,5 +1,5 @@
 // `orch optimize` on the bundled example: the whole pipeline (tune with a fresh database,
-// stitch, validate) through the command line.
+// stitch, validate) through the command line, and `orch run` of the modules.
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -9,6 +9,7 @@
 
 #include "../common/orch_cli.h"
 #include "codegen/cuda/cuda_nvrtc.h"
+#include "ir/npy.h"
 #include "orchestrate/problem_text.h"
 #include "runtime/cuda_module.h"
 
@@ -87,6 +88,26 @@ TEST_F(OptimizeCli, CompilesTheExampleForCudaWithoutAGpu) {
   r = orch_cli(fmt::format("run {} --random-inputs --out {}", out, path("run")));
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("compiled for CUDA"), std::string::npos) << r.output;
+  if (!runtime::cuda_unavailable().empty())
+    EXPECT_NE(r.output.find("(--on-host runs its code on the CPU)"), std::string::npos) << r.output;
+  // --on-host runs the module's code on the CPU: the interpreter's outputs on the same inputs.
+  r = orch_cli(fmt::format("run {} --random-inputs --out {} --on-host", out, path("host")));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = orch_cli(fmt::format("run {} --random-inputs --out {}", model, path("interpreted")));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  Tensor host = read_npy_file(path("host") + "/probs.npy");
+  Tensor interpreted = read_npy_file(path("interpreted") + "/probs.npy");
+  ASSERT_EQ(host.shape(), interpreted.shape());
+  for (int64_t i = 0; i < host.numel(); ++i)
+    EXPECT_NEAR(host.get(i), interpreted.get(i), 1e-5) << i;
+  r = orch_cli(
+      fmt::format("run {} --random-inputs --out {} --on-host --repeat 3", out, path("host")));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("--repeat and --cuda-graph time it on a GPU"), std::string::npos)
+      << r.output;
+  r = orch_cli(fmt::format("run {} --random-inputs --out {} --on-host", model, path("host")));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("--on-host applies to CUDA modules"), std::string::npos) << r.output;
 }
 
 TEST_F(OptimizeCli, GpuLibrariesChooseWhatALoneMatMulCalls) {

@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "driver/host_cuda_module.h"
 #include "driver/model_io.h"
 #include "frontend/tensor_proto.h"
 #include "interp/interpreter.h"
@@ -38,6 +39,7 @@ struct RunArgs {
   bool profile = false;
   int profile_top = 30;
   bool cuda_graph = false;
+  bool on_host = false;
 };
 
 // What `orch run` runs: the interpreter on a model, or a compiled module.
@@ -105,9 +107,32 @@ Runner cuda_module_runner(const RunArgs& args) {
   return runner;
 }
 
+// A CUDA module's code run on this machine's CPU (driver::HostCudaModule), launch by launch and
+// race-checked: its outputs where no GPU is, far slower than a GPU and not timed.
+Runner host_cuda_module_runner(const RunArgs& args) {
+  check(args.repeat == 0 && !args.cuda_graph,
+        "--on-host runs a CUDA module's code on the CPU to check its outputs; --repeat and "
+        "--cuda-graph time it on a GPU");
+  auto module = std::make_shared<driver::HostCudaModule>(args.model);
+  Runner runner{.inputs = module->inputs()};
+  for (const TensorSpec& s : module->outputs()) runner.outputs.push_back(s.name);
+  runner.run = [module](const std::vector<Tensor>& feed) { return module->run(feed); };
+  return runner;
+}
+
 Runner module_runner(const RunArgs& args) {
   check(args.shapes.empty(), "--shape applies to models; a compiled module has fixed shapes");
-  if (runtime::is_cuda_module(args.model)) return cuda_module_runner(args);
+  const bool cuda = runtime::is_cuda_module(args.model);
+  check(!args.on_host || cuda, "--on-host applies to CUDA modules (orch optimize --target cuda)");
+  if (args.on_host) return host_cuda_module_runner(args);
+  if (cuda) {
+    std::string missing = runtime::cuda_unavailable();
+    check(missing.empty(),
+          "{}: compiled for CUDA, but this machine cannot run it: {} (--on-host runs its code on "
+          "the CPU)",
+          args.model, missing);
+    return cuda_module_runner(args);
+  }
   check(!args.cuda_graph, "--cuda-graph applies to CUDA modules (orch optimize --target cuda)");
   auto module = std::make_shared<Module>(Module::load(args.model));
   if (args.threads > 0) module->set_threads(args.threads);
@@ -175,6 +200,7 @@ void run_model(const RunArgs& args) {
         "--repeat times a compiled module (orch optimize); '{}' is a model file", args.model);
   check(args.threads == 0 || module, "--threads applies to compiled modules");
   check(!args.cuda_graph || module, "--cuda-graph applies to CUDA modules");
+  check(!args.on_host || module, "--on-host applies to CUDA modules");
   check(!args.profile || args.repeat > 0, "--profile needs --repeat N (the runs it times)");
   Runner runner = module ? module_runner(args) : model_runner(args);
   check(!args.profile || runner.profile, "--profile applies to compiled modules");
@@ -230,6 +256,10 @@ void add_run_command(CLI::App& app) {
                 "CUDA module only: run it as one CUDA graph, captured from its launches at the "
                 "first run (with --repeat, both ways are timed either way: gpu_ms and "
                 "gpu_graph_ms)");
+  cmd->add_flag("--on-host", args->on_host,
+                "CUDA module only: run its code on this machine's CPU, launch by launch and "
+                "race-checked (as orch optimize --compile-only validates it), to see its outputs "
+                "where no GPU is; slow, and not timed");
   cmd->add_option("--profile-top", args->profile_top,
                   "With --profile: how many of the slowest kernels to list (default 30; 0: all)")
       ->check(at_least(0));
