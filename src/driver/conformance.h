@@ -34,7 +34,8 @@ struct ConformanceOptions {
   /// After the interpreter passes, also optimize the model (analytic costs, validation on),
   /// load the compiled module and run it on the test's inputs. A test the interpreter skips is
   /// skipped with its reason, and so is one the target cannot compile (Unsupported: no NVRTC
-  /// for the CUDA target); a failure after that names the stage (optimize, validate, load, run).
+  /// for the CUDA target); a failure after that names the stage (optimize, load, validate: the
+  /// module's one run, kernel by kernel, whose outputs are then compared with the test's).
   bool compiled = false;
   /// With `compiled`: the module's target. cuda: compiled for the H200 with analytic costs
   /// (`orch optimize --target cuda --compile-only`) and run on the host (host_cuda_module.h), so

@@ -17,9 +17,10 @@ Tensor as_declared(const Tensor& t, DType declared);
 
 /// Optimizes the model with `import` (the test's shapes and inputs bound), loads the module and
 /// runs it on the test's inputs. Returns "" when every output matches `expected`, otherwise the
-/// problem, starting with the stage that failed ("optimize: ", "validate: ", "load: ", "run: ",
-/// "compiled output 0"). Throws Unsupported ("optimize: ...") when the target cannot compile
-/// the model (no NVRTC for the CUDA target), which skips the test.
+/// problem, starting with the stage that failed ("optimize: ", "load: ", "validate: " for the
+/// module's one run, kernel by kernel against the interpreter, "run: " when it gives another
+/// number of outputs, "compiled output 0"). Throws Unsupported ("optimize: ...") when the target
+/// cannot compile the model (no NVRTC for the CUDA target), which skips the test.
 std::string run_compiled_data_set(const std::string& model, const frontend::ImportOptions& import,
                                   const std::vector<Tensor>& expected,
                                   const ConformanceOptions& options);

@@ -55,7 +55,11 @@ std::string cuda_kernel_reject(const Graph& kernel) {
 }
 
 double cuda_host_us(const Graph& kernel, const schedule::Machine& host) {
-  double copied = profile::kernel_unavoidable_bytes(kernel);
+  // Its constants live on the host: what crosses is its inputs and outputs.
+  double copied = profile::kernel_output_bytes(kernel);
+  for (ValueId in : kernel.inputs())
+    copied += static_cast<double>(num_elements(kernel.value(in).type.shape) *
+                                  dtype_size(kernel.value(in).type.dtype));
   return 2 * kCudaHostSyncUs + copied / (kCudaHostCopyGbs * 1e3) +
          profile::roofline_lower_bound_us(kernel, host);
 }

@@ -1,8 +1,9 @@
 // A CUDA module (stitch_cuda) run on the host: kernels.cu compiled with the host C++ compiler
 // (codegen/cuda/cuda_emulate.h) and every kernel's launches run there in plan order, cuBLAS
 // and cuDNN calls computed by their documented definitions from the arguments the runtime
-// passes them. What checks the CUDA emitter and the module layout without a GPU: validation
-// (validate_cuda_module_on_host) and the CUDA measurement's host mode (cuda_measure.h).
+// passes them, host kernels through the reference backend. What checks the CUDA emitter and the
+// module layout without a GPU: validation (validate_cuda_module_on_host) and the CUDA measurement's
+// host mode (cuda_measure.h).
 #pragma once
 
 #include <memory>

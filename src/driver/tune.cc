@@ -175,8 +175,10 @@ Graph Tuner::kernel_graph(const UniqueKernel& u) const {
 }
 
 void Tuner::hold_graphs(const std::vector<size_t>& ids) {
-  for (size_t id : ids)
-    if (unique_[id].kernel.num_nodes() == 0) unique_[id].kernel = kernel_graph(unique_[id]);
+  parallel_for(ids.size(), [&](size_t i) {
+    UniqueKernel& u = unique_[ids[i]];
+    if (u.kernel.num_nodes() == 0) u.kernel = kernel_graph(u);
+  });
 }
 
 void Tuner::release_graphs(const std::vector<size_t>& ids) {

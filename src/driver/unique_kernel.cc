@@ -137,8 +137,7 @@ std::vector<codegen::KernelChoice> unmeasured_choices(
   if (!u.library || !dnnl_worked_or_killed) return missing;
   for (std::string& config : codegen::dnnl_configs(u.kernel))
     if (!measured("dnnl", config)) missing.push_back({.backend = "dnnl", .config = config});
-  if (profile::narrow_convolution(u.kernel) && !measured("halide", "") &&
-      codegen::halide_backend().reject(u.kernel).empty())
+  if (u.narrow && !measured("halide", "") && codegen::halide_backend().reject(u.kernel).empty())
     missing.push_back({.backend = "halide", .config = ""});
   return missing;
 }

@@ -142,8 +142,11 @@ struct CudaModule::Impl {
   // The synchronous copies wait for the stream's work before them, and it for them.
   void run_on_host(size_t k) {
     std::vector<Tensor> ins, outs;
+    // An earlier kernel's fault surfaces at the first copy.
+    std::string copying =
+        fmt::format("copying the inputs of host kernel {}", layout.kernels[k].name);
     for (const KernelValue& in : layout.kernel_inputs[k])
-      ins.push_back(copy_back(in.type, at(in.at)));
+      ins.push_back(copy_back(in.type, at(in.at), copying));
     for (const KernelValue& out : layout.kernel_outputs[k])
       outs.emplace_back(out.type.dtype, out.type.shape);
     run_external(external[k], ins, outs);
@@ -218,10 +221,10 @@ struct CudaModule::Impl {
     cuda_check(*d, d->graph_launch(graph_exec, stream), "launching the CUDA graph");
   }
 
-  Tensor copy_back(const TensorType& type, CuDevicePtr from) const {
+  Tensor copy_back(const TensorType& type, CuDevicePtr from,
+                   std::string_view what = "copying a result back") const {
     Tensor t(type.dtype, type.shape);
-    if (t.nbytes() > 0)
-      cuda_check(*d, d->memcpy_dtoh(t.mutable_bytes(), from, t.nbytes()), "copying a result back");
+    if (t.nbytes() > 0) cuda_check(*d, d->memcpy_dtoh(t.mutable_bytes(), from, t.nbytes()), what);
     return t;
   }
 };
@@ -305,10 +308,9 @@ CudaModule CudaModule::load(const std::string& dir, int device) {
   impl->external.resize(layout.kernels.size());
   for (size_t k = 0; k < layout.kernels.size(); ++k) {
     if (!layout.external[k]) continue;
-    if (!impl->host_weights) {
-      auto bytes = std::make_shared<std::string>(std::move(weights));
-      impl->host_weights = std::shared_ptr<const void>(bytes, bytes->data());
-    }
+    // Mapped, not read: only the pages of the host kernels' weights are ever loaded.
+    if (!impl->host_weights)
+      impl->host_weights = map_weights(root / layout.weights_file, layout.weights_bytes);
     build_external(layout.kernels[k], *layout.external[k], root, impl->host_weights,
                    impl->external[k]);
     impl->any_host_kernel = true;
@@ -336,6 +338,10 @@ const std::vector<TensorSpec>& CudaModule::outputs() const {
 }
 const std::vector<KernelSpec>& CudaModule::kernels() const {
   return impl_->layout.kernels;
+}
+
+bool CudaModule::has_host_kernels() const {
+  return impl_->any_host_kernel;
 }
 
 void CudaModule::set_graph(bool on) {

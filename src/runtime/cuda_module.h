@@ -53,14 +53,18 @@ class CudaModule {
 
   /// The device time of the launch sequence alone (CUDA events around it), on the inputs of
   /// the last run: the median of `repeat` runs after one warm-up, in milliseconds; `graph`:
-  /// replayed as the CUDA graph of set_graph instead.
+  /// replayed as the CUDA graph of set_graph instead. With host kernels the time includes their
+  /// copies and host work, and `graph` changes nothing (set_graph).
   double median_ms(int repeat, bool graph = false);
+
+  /// Whether a kernel runs on the host (an op the CUDA generator lacks).
+  bool has_host_kernels() const;
 
   /// The device time of each of `repeat` runs of the launch sequence, in milliseconds, the runs
   /// enqueued back to back after one warm-up (an event between consecutive runs, one wait at
   /// the end), on the inputs of the last run: no run starts on a stream the host left idle, as
   /// none does in a module whose launches are queued ahead. What measuring a candidate kernel
-  /// alone times (driver/cuda_measure.h).
+  /// alone times (driver/cuda_measure.h), which is never a host kernel.
   std::vector<double> back_to_back_ms(int repeat);
 
   /// The device time of each kernel's launches, in milliseconds, over `repeat` runs after one

@@ -2,6 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstring>
 #include <fstream>
 
@@ -11,6 +16,31 @@
 #include "ir/text_format.h"
 
 namespace orch::runtime {
+
+std::shared_ptr<const void> map_weights(const std::filesystem::path& path, int64_t expected) {
+  std::string file = path.string();
+  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  check(fd >= 0, "{}: cannot open the weights file", file);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    ::close(fd);
+    fail("{}: cannot stat", file);
+  }
+  if (st.st_size != expected) {
+    ::close(fd);
+    fail("{}: {} bytes, the manifest says {} (truncated or corrupted)", file, st.st_size, expected);
+  }
+  if (expected == 0) {
+    ::close(fd);
+    return nullptr;
+  }
+  void* data = ::mmap(nullptr, static_cast<size_t>(expected), PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  check(data != MAP_FAILED, "{}: mmap failed", file);
+  size_t size = static_cast<size_t>(expected);
+  return std::shared_ptr<const void>(
+      data, [size](const void* p) { ::munmap(const_cast<void*>(p), size); });
+}
 
 void build_external(const KernelSpec& spec, const ExternalSpec& ext,
                     const std::filesystem::path& dir, const std::shared_ptr<const void>& weights,
@@ -64,6 +94,9 @@ void run_external(const ExternalKernel& ext, std::span<const Tensor> inputs,
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (outputs[i].bytes() == given[i].bytes()) continue;
+    check(outputs[i].nbytes() == given[i].nbytes(),
+          "external kernel ({}): output {} has {} bytes, {} expected", ext.backend->name, i,
+          outputs[i].nbytes(), given[i].nbytes());
     std::memcpy(given[i].mutable_bytes(), outputs[i].bytes(), given[i].nbytes());
     outputs[i] = given[i];
   }

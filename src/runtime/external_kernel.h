@@ -27,6 +27,10 @@ struct ExternalKernel {
   std::string config;  // the backend's configuration
 };
 
+/// weights.bin at `path`, mapped read-only; its size must be `expected` (null when empty).
+/// Throws Error naming the file when it cannot be mapped or has another size.
+std::shared_ptr<const void> map_weights(const std::filesystem::path& path, int64_t expected);
+
 /// Builds kernel `spec`'s external kernel from its graph file in `dir`, binding its weights to
 /// views of `weights` (weights.bin's bytes, which the graph keeps alive). Throws Error naming the
 /// graph file.

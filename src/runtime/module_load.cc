@@ -1,10 +1,7 @@
-// Loading a module directory: manifest (module_manifest.cc), weights mapping, kernels.so, external
-// kernels. Every failure is an Error naming the file and what is wrong with it.
+// Loading a module directory: manifest (module_manifest.cc), weights mapping and external kernels
+// (external_kernel.cc), kernels.so. Every failure is an Error naming the file and what is wrong
+// with it.
 #include <dlfcn.h>
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -18,31 +15,6 @@ namespace orch::runtime {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::shared_ptr<const void> map_weights(const fs::path& path, int64_t expected) {
-  std::string file = path.string();
-  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-  check(fd >= 0, "{}: cannot open the weights file", file);
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    ::close(fd);
-    fail("{}: cannot stat", file);
-  }
-  if (st.st_size != expected) {
-    ::close(fd);
-    fail("{}: {} bytes, the manifest says {} (truncated or corrupted)", file, st.st_size, expected);
-  }
-  if (expected == 0) {
-    ::close(fd);
-    return nullptr;
-  }
-  void* data = ::mmap(nullptr, static_cast<size_t>(expected), PROT_READ, MAP_PRIVATE, fd, 0);
-  ::close(fd);
-  check(data != MAP_FAILED, "{}: mmap failed", file);
-  size_t size = static_cast<size_t>(expected);
-  return std::shared_ptr<const void>(
-      data, [size](const void* p) { ::munmap(const_cast<void*>(p), size); });
-}
 
 template <typename F>
 F symbol(void* handle, const std::string& file, const char* name) {

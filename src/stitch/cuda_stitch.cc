@@ -93,9 +93,10 @@ StitchResult stitch_cuda(const Graph& graph, const OrchestrationProblem& problem
     layouter.lay_out_kernel(
         k, outputs, layout,
         calls.back() ? std::optional(codegen::kLibraryMinWeightBytes) : std::nullopt);
+    // The layout above made the kernel graph the generator judges. An op it lacks runs alone on
+    // the host (the tuner priced it so), laid out again as external: its weights bound from
+    // weights.bin like a CPU module's reference kernel.
     std::string why = codegen::cuda_reject(k.graph);
-    // An op the generator lacks runs alone on the host (the tuner priced it so): external, its
-    // weights bound from weights.bin like a CPU module's reference kernel.
     check(why.empty() || (k.primitives.size() == 1 && !calls.back()),
           "kernel {} cannot be generated for CUDA: {}", k.name, why);
     if (!why.empty()) {

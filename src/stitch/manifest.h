@@ -76,7 +76,10 @@
 // {"gemm": {"batch", "m", "n", "k", "trans_a", "trans_b", "a", "b"}} (codegen::GemmSpec):
 // cublasSgemmStridedBatched on inputs a and b, writing its one output; a "cudnn" kernel
 // {"conv": {"pads", "strides", "dilations", "group", "x", "w"}} (codegen::ConvSpec):
-// cudnnConvolutionForward of inputs x and w, writing its one output.
+// cudnnConvolutionForward of inputs x and w, writing its one output. A host kernel (an op the
+// CUDA generator lacks) has "backend": "reference", "external": true, "graph" and "weights" as
+// a CPU module's external kernel (its graph file in kernels/), and no "launches": the runtime
+// copies its inputs from the GPU, runs the reference backend and copies its outputs back.
 #pragma once
 
 #include "runtime/module_format.h"  // the file names, format and version (the runtime reads them)

@@ -70,8 +70,9 @@ StitchResult stitch(const Graph& graph, const OrchestrationProblem& problem, con
 /// the launch geometry of its best GPU tile config on `gpu` (schedule::gpu_configs), all kernels
 /// in one translation unit compiled by NVRTC for the GPU's architecture. Writes kernels.cu,
 /// kernels.cubin, weights.bin, manifest.json (format "orch-cuda-module"), report.md and the plan
-/// drawing. Nothing runs: the costs in the report are the plan's (analytic) ones. Throws Error
-/// naming the kernel that cannot be generated, or with NVRTC's log.
+/// drawing; a single op the generator rejects becomes a host kernel (the reference backend, its
+/// graph in kernels/). Nothing runs: the costs in the report are the plan's (analytic) ones.
+/// Throws Error naming a fused kernel that cannot be generated, or with NVRTC's log.
 StitchResult stitch_cuda(const Graph& graph, const OrchestrationProblem& problem, const Plan& plan,
                          std::span<const codegen::KernelChoice> choices, const std::string& out_dir,
                          const schedule::GpuMachine& gpu, const StitchOptions& options = {});

@@ -95,6 +95,12 @@ Runner cuda_module_runner(const RunArgs& args) {
   runner.run = [module](const std::vector<Tensor>& feed) { return module->run(feed); };
   runner.print_device_ms = [module](int repeat) {
     // Side by side, in one process: what the graph saves is the launches' overhead.
+    if (module->has_host_kernels()) {
+      fmt::print("gpu_ms: median={:.4f} (CUDA events; host kernels and their copies included)\n",
+                 module->median_ms(repeat));
+      fmt::print("gpu_graph_ms: none (a CUDA graph cannot hold the host kernels' copies)\n");
+      return;
+    }
     fmt::print("gpu_ms: median={:.4f} (kernels alone, CUDA events)\n", module->median_ms(repeat));
     fmt::print("gpu_graph_ms: median={:.4f} (the same launches as one CUDA graph)\n",
                module->median_ms(repeat, true));
