@@ -235,14 +235,23 @@ CudaModule& CudaModule::operator=(CudaModule&&) noexcept = default;
 CudaModule::~CudaModule() = default;
 
 CudaModule CudaModule::load(const std::string& dir, int device) {
+  std::string why;
+  const CudaDriver* d = cuda_driver(&why);
+  if (d == nullptr) {
+    fs::path manifest = fs::path(dir) / kManifestFile;
+    ModuleLayout layout = parse_manifest(read_file(manifest), manifest.string());
+    check(layout.cuda, "{}: a CPU module; load it with orch::Module", dir);
+    fail("{}: compiled for CUDA ({}), but this machine cannot run it: {}", dir, layout.target, why);
+  }
+  return load(dir, *d, device);
+}
+
+CudaModule CudaModule::load(const std::string& dir, const CudaDriver& driver, int device) {
   fs::path root(dir);
   fs::path manifest = root / kManifestFile;
   ModuleLayout layout = parse_manifest(read_file(manifest), manifest.string());
   check(layout.cuda, "{}: a CPU module; load it with orch::Module", dir);
-  std::string why;
-  const CudaDriver* d = cuda_driver(&why);
-  check(d != nullptr, "{}: compiled for CUDA ({}), but this machine cannot run it: {}", dir,
-        layout.target, why);
+  const CudaDriver* d = &driver;
   auto impl = std::make_unique<Impl>();
   impl->d = d;
   int dev = 0, major = 0, minor = 0;

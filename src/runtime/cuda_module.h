@@ -5,7 +5,10 @@
 // calls cuBLAS or cuDNN (runtime/cublas.h, runtime/cudnn.h) on the same stream. A host kernel
 // (an op the CUDA generator lacks) runs through the reference backend between synchronous
 // copies from and to the GPU. Checked on an H200 (issue #15, 2026-12-04), except the graph, the
-// library calls and the host kernels, written since without a GPU to run them on.
+// library calls and the host kernels, written since without a GPU to run them on; without one,
+// tests run this runtime through a stand-in driver over host memory whose launches run the
+// kernels' code on the CPU (tests/runtime/cuda_module_test.cc): its buffers, arguments, host
+// kernels and the graph it captures and replays, not the GPU's behaviour.
 #pragma once
 
 #include <memory>
@@ -16,6 +19,8 @@
 #include "orch/module.h"
 
 namespace orch::runtime {
+
+struct CudaDriver;  // runtime/cuda_driver.h
 
 /// "" when this machine can run CUDA modules (a CUDA driver and a GPU), otherwise why not.
 std::string cuda_unavailable();
@@ -30,6 +35,8 @@ class CudaModule {
   /// CUDA module, no driver or GPU, a GPU of another architecture than the cubin's, a function
   /// missing from the cubin, device memory exhausted.
   static CudaModule load(const std::string& dir, int device = 0);
+  /// The same through `driver`: the one cuda_driver() loads, or a test's stand-in.
+  static CudaModule load(const std::string& dir, const CudaDriver& driver, int device = 0);
   CudaModule(CudaModule&&) noexcept;
   CudaModule& operator=(CudaModule&&) noexcept;
   ~CudaModule();
