@@ -250,6 +250,12 @@ class CudaModuleStandIn : public testing::Test {
     expect_close(want, module.run(inputs));
     expect_close(want, module.run(inputs));
     EXPECT_GE(module.median_ms(2, true), 0.0);
+    // What `orch run --profile` and measuring time: events around kernels and around runs.
+    std::vector<std::vector<double>> per_kernel = module.kernel_ms(2);
+    ASSERT_EQ(per_kernel.size(), 2u);
+    EXPECT_EQ(per_kernel[0].size(), module.kernels().size());
+    EXPECT_EQ(module.back_to_back_ms(2).size(), 2u);
+    expect_close(want, module.run(inputs));
     has_host_kernels_ = module.has_host_kernels();
   }
 
@@ -266,7 +272,8 @@ TEST_F(CudaModuleStandIn, RunsLaunchesAndReplaysTheirGraph) {
   return %s
 })");
   EXPECT_FALSE(has_host_kernels_);
-  EXPECT_EQ(stand().graph_launches, 2 + 3);  // two runs, then median_ms's warm-up and two
+  // Two runs, median_ms's warm-up and two runs, and the last run.
+  EXPECT_EQ(stand().graph_launches, 2 + 3 + 1);
   EXPECT_EQ(stand().copies_in_capture, 0);
 }
 
