@@ -86,24 +86,22 @@ StitchResult stitch_cuda(const Graph& graph, const OrchestrationProblem& problem
   std::vector<std::optional<codegen::LibraryCall>> calls;
   for (size_t i = 0; i < plan.kernels.size(); ++i) {
     StitchedKernel k = plan_kernel(graph, problem, plan, choices, i, outputs);
-    k.backend = "cuda";
+    // An op the generator lacks runs alone on the host, as the tuner chose and priced it
+    // (Tuner::describe): external, its weights bound from weights.bin like a CPU module's
+    // reference kernel.
+    const bool on_host = k.choice.backend == "reference";
+    k.backend = on_host ? "reference" : "cuda";
     // A library call reads every constant from the weights: laid out with library_call_of's
     // threshold, the kernel graph is the one whose input positions the call names.
-    calls.push_back(codegen::library_call_of(graph, k.primitives, outputs, options.cuda_libraries));
+    calls.push_back(
+        on_host ? std::nullopt
+                : codegen::library_call_of(graph, k.primitives, outputs, options.cuda_libraries));
     layouter.lay_out_kernel(
         k, outputs, layout,
         calls.back() ? std::optional(codegen::kLibraryMinWeightBytes) : std::nullopt);
-    // The layout above made the kernel graph the generator judges. An op it lacks runs alone on
-    // the host (the tuner priced it so), laid out again as external: its weights bound from
-    // weights.bin like a CPU module's reference kernel.
     std::string why = codegen::cuda_reject(k.graph);
-    check(why.empty() || (k.primitives.size() == 1 && !calls.back()),
-          "kernel {} cannot be generated for CUDA: {}", k.name, why);
-    if (!why.empty()) {
-      k.backend = "reference";
-      layouter.lay_out_kernel(k, outputs, layout, std::nullopt);
-      result.notes.push_back(fmt::format("{} runs on the host: {}", k.name, why));
-    }
+    check(why.empty() || on_host, "kernel {} cannot be generated for CUDA: {}", k.name, why);
+    if (on_host) result.notes.push_back(fmt::format("{} runs on the host: {}", k.name, why));
     kernels.push_back(std::move(k));
   }
   std::vector<std::optional<schedule::ScoredGpuConfig>> configs = best_configs(kernels, calls, gpu);
@@ -118,8 +116,6 @@ StitchResult stitch_cuda(const Graph& graph, const OrchestrationProblem& problem
       continue;
     }
     if (k.external) {
-      k.choice.backend = "reference";
-      k.choice.config = "";
       fs::create_directories(out / runtime::kKernelGraphDir);
       write_file(out / runtime::kKernelGraphDir / (k.name + ".orch"), print_graph(k.graph));
       result.reference_kernels += 1;
