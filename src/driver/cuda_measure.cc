@@ -92,7 +92,9 @@ class GpuKernel : public codegen::Kernel {
   static runtime::CudaModule load(const Graph& kernel) {
     TempDir dir;
     stitch_alone(kernel, dir.path);
-    return runtime::CudaModule::load(dir.path.string());
+    const runtime::CudaDriver* driver = setup().driver;
+    return driver ? runtime::CudaModule::load(dir.path.string(), *driver)
+                  : runtime::CudaModule::load(dir.path.string());
   }
   runtime::CudaModule module_;
 };

@@ -11,6 +11,7 @@
 
 #include "codegen/cuda/cuda_source.h"
 #include "codegen/kernel.h"
+#include "runtime/cuda_driver.h"
 #include "schedule/gpu/gpu_machine.h"
 
 namespace orch::driver {
@@ -21,6 +22,8 @@ struct CudaMeasureSetup {
   /// Run the modules on the host (host_cuda_module.h) and time them on the wall clock: the
   /// measured path without a GPU, for tests. The times say nothing about any GPU.
   bool on_host = false;
+  /// The driver that runs the modules (runtime::CudaModule::load's); null: this machine's.
+  const runtime::CudaDriver* driver = nullptr;
 };
 
 /// The backend "cuda" measuring with `setup`, which it keeps for this process and the children

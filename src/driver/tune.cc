@@ -43,15 +43,18 @@ Tuner::Tuner(TunedModel& model, const TuneOptions& options)
 
 void Tuner::measure_on_gpu() {
   const bool on_host = options_.cuda_measure_on_host;
-  // `gpu_` is the device already when it was described by its driver (--gpu this).
-  schedule::GpuMachine device = on_host || options_.gpu == kThisGpu ? *gpu_ : detect_gpu_in_child();
+  const runtime::CudaDriver* driver = options_.cuda_driver;
+  // `gpu_` is the device already when it was described by its driver (--gpu this), and when it
+  // runs on the host or on a driver given (trusted to be that GPU).
+  schedule::GpuMachine device =
+      on_host || driver || options_.gpu == kThisGpu ? *gpu_ : detect_gpu_in_child();
   check(device.cc_major == gpu_->cc_major && device.cc_minor == gpu_->cc_minor,
         "the GPU description '{}' is sm_{}{}, this machine's GPU '{}' sm_{}{}: measure with "
         "--gpu {}, or plan for '{}' with --compile-only",
         gpu_->name, gpu_->cc_major, gpu_->cc_minor, device.name, device.cc_major, device.cc_minor,
         kThisGpu, gpu_->name);
   const codegen::Backend& cuda = cuda_measure_backend(
-      {.gpu = *gpu_, .libraries = options_.cuda_libraries, .on_host = on_host});
+      {.gpu = *gpu_, .libraries = options_.cuda_libraries, .on_host = on_host, .driver = driver});
   profiler_.backends = {.backends = {&cuda}, .fallback = nullptr, .library_decides = nullptr};
   profiler_.halide_configs = 0;
   // Not flushed: the host's caches are not the GPU's, whose L2 a kernel timed again finds warm.
@@ -62,7 +65,9 @@ void Tuner::measure_on_gpu() {
                             device.cc_minor,
                             gpu_->name == device.name ? "" : " as described by " + gpu_->name,
                             libraries.cublas ? " cublas" : "", libraries.cudnn ? " cudnn" : "",
-                            on_host ? "; run on the host" : "");
+                            on_host  ? "; run on the host"
+                            : driver ? "; a driver given by the caller"
+                                     : "");
 }
 
 void Tuner::run() {

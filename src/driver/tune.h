@@ -28,6 +28,7 @@
 #include "ir/graph.h"
 #include "orchestrate/orchestrate.h"
 #include "partition/dag.h"
+#include "runtime/cuda_driver.h"
 
 namespace orch::driver {
 
@@ -73,6 +74,10 @@ struct TuneOptions {
   /// cuda, measured: run each kernel's module on the host instead and time it there (the
   /// measured path checked without a GPU, for tests; cuda_measure.h).
   bool cuda_measure_on_host = false;
+  /// cuda, measured: the driver that loads and runs each kernel's module, trusted to be a GPU
+  /// of `gpu`'s architecture (nothing is detected); null: this machine's (libcuda). Tests give a
+  /// stand-in over host memory.
+  const runtime::CudaDriver* cuda_driver = nullptr;
   /// cuda: the vendor libraries lone MatMuls and convolutions may call (the stitcher gets the
   /// same set: optimize copies it into StitchOptions).
   codegen::CudaLibraries cuda_libraries;

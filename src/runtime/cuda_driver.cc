@@ -31,7 +31,7 @@ Loaded load_driver() {
   load_symbol(handle, "cuDevicePrimaryCtxRelease_v2", d.primary_ctx_release, missing);
   load_symbol(handle, "cuCtxSetCurrent", d.ctx_set_current, missing);
   load_symbol(handle, "cuCtxSynchronize", d.ctx_synchronize, missing);
-  load_symbol(handle, "cuModuleLoadData", d.module_load_data, missing);
+  load_symbol(handle, "cuModuleLoad", d.module_load, missing);
   load_symbol(handle, "cuModuleUnload", d.module_unload, missing);
   load_symbol(handle, "cuModuleGetFunction", d.module_get_function, missing);
   load_symbol(handle, "cuFuncSetAttribute", d.func_set_attribute, missing);

@@ -20,7 +20,7 @@ struct CudaDriver {
   int (*primary_ctx_release)(int device) = nullptr;
   int (*ctx_set_current)(void* context) = nullptr;
   int (*ctx_synchronize)() = nullptr;
-  int (*module_load_data)(void** module, const void* image) = nullptr;
+  int (*module_load)(void** module, const char* path) = nullptr;
   int (*module_unload)(void* module) = nullptr;
   int (*module_get_function)(void** function, void* module, const char* name) = nullptr;
   int (*func_set_attribute)(void* function, int attribute, int value) = nullptr;

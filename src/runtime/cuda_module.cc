@@ -268,8 +268,7 @@ CudaModule CudaModule::load(const std::string& dir, const CudaDriver& driver, in
   cuda_check(*d, d->primary_ctx_retain(&impl->context, dev), "creating a CUDA context");
   cuda_check(*d, d->ctx_set_current(impl->context), "creating a CUDA context");
   cuda_check(*d, d->stream_create(&impl->stream, 0), "creating a CUDA stream");
-  std::string cubin = read_file(root / layout.library_file);
-  cuda_check(*d, d->module_load_data(&impl->module, cubin.data()),
+  cuda_check(*d, d->module_load(&impl->module, (root / layout.library_file).c_str()),
              fmt::format("{}: loading {}", dir, layout.library_file));
   int64_t workspace_bytes = 0;
   for (size_t k = 0; k < layout.kernels.size(); ++k) {

@@ -2,11 +2,13 @@
 // of the tiny MLP is stitched alone into a CUDA module, checked against the interpreter and timed
 // in the profiler's children, its module run on the host. The plan is made of measured kernels,
 // the database keys them by the GPU, a second tune measures nothing, and the module built from
-// the plan validates. On a GPU the same path runs the modules there (tools/cuda/device_run.sh).
+// the plan validates. On a GPU the same path runs the modules there (tools/cuda/device_run.sh);
+// with TuneOptions::cuda_driver it runs them through runtime::CudaModule on a stand-in driver.
 #include <gtest/gtest.h>
 
 #include <string>
 
+#include "../common/cuda_stand_in.h"
 #include "../common/orch_cli.h"
 #include "codegen/cuda/cuda_nvrtc.h"
 #include "driver/optimize.h"
@@ -68,6 +70,51 @@ TEST_F(CudaMeasure, TunesWithKernelsMeasuredAsModules) {
       build_module(first.graph, first.problem, first.plan, first.choices, path("module"), build);
   EXPECT_EQ(module.kernels, static_cast<int>(first.plan.kernels.size()));
   EXPECT_GT(module.cublas_kernels, 0);  // the MLP's two MatMuls, measured as cuBLAS calls
+}
+
+// The path a GPU runs, on the stand-in driver (cuda_stand_in.h): each candidate's module loaded
+// by runtime::CudaModule in a child process and timed with the driver's events, back to back. A
+// launch that fails, as a kernel that faults, costs its candidate: its record says why, and the
+// plan is made of the others.
+TEST_F(CudaMeasure, TimesModulesWithTheDriversEventsAndSurvivesFaults) {
+  std::string unavailable = codegen::nvrtc_unavailable();
+  if (!unavailable.empty()) GTEST_SKIP() << unavailable;
+  TuneOptions o = options();
+  o.cuda_measure_on_host = false;
+  o.cuda_driver = &test::cuda_stand_in();
+  o.cuda_libraries = {.cublas = false, .cudnn = false};  // the stand-in runs generated code only
+  test::reset_stand_in();
+  // The kernels writing %b (the functions named after it) fault; one writing %r covers it.
+  test::stand_in_fail_launches("_b(");
+  Graph graph = fission::fission(parse_graph(R"(graph g(%x: f32[4,8]) {
+  const %w = f32[8,4]{1, -2, 3, -4, 5, -6, 7, -8, 1, 2, 3, 4, 5, 6, 7, 8, -1, 2, -3, 4, -5, 6, -7, 8, 0, 1, 0, 1, 1, 0, 1, 0}
+  const %c = f32[4]{0.5, -0.5, 1, -1}
+  %m: f32[4,4] = MatMul(%x, %w)
+  %b: f32[4,4] = Add(%m, %c)
+  %r: f32[4,4] = Relu(%b)
+  return %r
+})"));
+  TunedModel tuned = tune_model(graph, o);
+  test::reset_stand_in();
+  EXPECT_EQ(check_plan(tuned.problem, tuned.plan), "");
+  profile::TuningDb db(path("tuning.db"));
+  int faulted = 0;
+  for (const profile::TuningRecord& r : db.all()) {
+    EXPECT_EQ(r.machine, "cuda H200-SXM sm_90; libraries:; a driver given by the caller");
+    if (r.ok) {
+      EXPECT_GT(r.median_us, 0) << r.label;
+      continue;
+    }
+    ++faulted;
+    EXPECT_NE(r.reason.find("CUDA error 719"), std::string::npos) << r.label << ": " << r.reason;
+  }
+  EXPECT_GT(faulted, 0);
+  EXPECT_LT(faulted, db.stats().records);
+  for (const PlanKernel& k : tuned.plan.kernels) {
+    const codegen::KernelChoice& choice = tuned.choices[static_cast<size_t>(k.candidate)];
+    EXPECT_EQ(choice.backend, "cuda");
+    EXPECT_GT(choice.cost_us, 0);
+  }
 }
 
 // An op the generator lacks (TopK) runs on the host: its kernel is estimated, never measured

@@ -309,12 +309,13 @@ int forget_dnnl_configs(const std::string& path, bool time_out_default) {
                          nullptr, nullptr),
             SQLITE_OK);
   int deleted = sqlite3_changes(db);
-  if (time_out_default)
+  if (time_out_default) {
     EXPECT_EQ(sqlite3_exec(db,
                            "UPDATE records SET ok = 0, reason = 'timeout after 30 s of CPU time' "
                            "WHERE backend = 'dnnl'",
                            nullptr, nullptr, nullptr),
               SQLITE_OK);
+  }
   sqlite3_close(db);
   return deleted;
 }

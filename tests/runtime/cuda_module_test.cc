@@ -1,22 +1,16 @@
-// runtime::CudaModule without a GPU: a stand-in CudaDriver over host memory, whose launches run
-// the module's kernels.cu compiled for the host (codegen::HostKernels), checks the runtime's own
-// logic (device buffers, each launch's arguments, host kernels between copies, the CUDA graph it
-// captures and replays) against the interpreter. What only a GPU shows (timing, the cubin,
-// cuBLAS and cuDNN) is not checked here: the modules call no library.
+// runtime::CudaModule without a GPU: the stand-in CudaDriver over host memory (cuda_stand_in.h)
+// checks the runtime's own logic (device buffers, each launch's arguments, host kernels between
+// copies, the CUDA graph it captures and replays) against the interpreter. What only a GPU shows
+// (timing, the cubin, cuBLAS and cuDNN) is not checked here: the modules call no library.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 
-#include <chrono>
-#include <cstdlib>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 
-#include "codegen/cuda/cuda_emulate.h"
+#include "../common/cuda_stand_in.h"
 #include "codegen/cuda/cuda_nvrtc.h"
-#include "codegen/cuda/cuda_source.h"
 #include "driver/optimize.h"
 #include "driver/pipeline.h"
 #include "driver/tune.h"
@@ -24,180 +18,13 @@
 #include "interp/interpreter.h"
 #include "interp/random_inputs.h"
 #include "ir/close.h"
-#include "ir/error.h"
 #include "ir/text_format.h"
-#include "runtime/cuda_driver.h"
 #include "runtime/cuda_module.h"
-#include "runtime/module_format.h"
-#include "runtime/module_manifest.h"
 
 namespace orch::runtime {
 namespace {
 
 namespace fs = std::filesystem;
-
-// CUDA_ERROR_NOT_FOUND, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, and the stand-in's launch failure.
-constexpr int kNotFound = 500;
-constexpr int kCaptureUnsupported = 900;
-constexpr int kLaunchFailed = 719;
-
-struct RecordedLaunch {
-  const codegen::HostFunction* function = nullptr;
-  codegen::CudaLaunch launch;
-  std::vector<void*> args;
-};
-
-// The stand-in's state: one module at a time, as its entry points are plain functions.
-struct Stand {
-  fs::path dir;  // the module whose kernels.cu module_load_data compiles
-  std::vector<codegen::HostFunction> functions;
-  std::unique_ptr<codegen::HostKernels> kernels;
-  bool capturing = false;
-  std::vector<RecordedLaunch> recorded;
-  int graph_launches = 0;
-  int copies_in_capture = 0;
-};
-
-Stand& stand() {
-  static Stand s;
-  return s;
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-int load_module(void** module, const void*) {
-  Stand& s = stand();
-  ModuleLayout layout = parse_manifest(read_file(s.dir / kManifestFile), "manifest.json");
-  s.functions.clear();
-  for (size_t k = 0; k < layout.kernels.size(); ++k)
-    for (const LaunchSpec& l : layout.launches[k])
-      s.functions.push_back({l.function, static_cast<int>(layout.kernel_inputs[k].size() +
-                                                          layout.kernel_outputs[k].size() + 1)});
-  std::string source = read_file(s.dir / kCudaSourceFile);
-  s.kernels = std::make_unique<codegen::HostKernels>(source.substr(codegen::cuda_prelude().size()),
-                                                     s.functions);
-  *module = &s;
-  return 0;
-}
-
-int get_function(void** function, void*, const char* name) {
-  for (const codegen::HostFunction& f : stand().functions)
-    if (f.name == name) {
-      *function = const_cast<codegen::HostFunction*>(&f);
-      return 0;
-    }
-  return kNotFound;
-}
-
-int run_launch(const RecordedLaunch& r) {
-  try {
-    stand().kernels->launch(r.launch, r.args);
-    return 0;
-  } catch (const Error& e) {
-    ADD_FAILURE() << r.launch.function << ": " << e.what();
-    return kLaunchFailed;
-  }
-}
-
-int launch_kernel(void* function, unsigned grid, unsigned, unsigned, unsigned block, unsigned,
-                  unsigned, unsigned shared, void*, void** params, void**) {
-  auto* f = static_cast<const codegen::HostFunction*>(function);
-  RecordedLaunch r{f, {f->name, grid, static_cast<int>(block), shared, {}, {}}, {}};
-  // A launch takes its arguments' values when it is made, captured or not.
-  for (int i = 0; i < f->parameters; ++i)
-    r.args.push_back(reinterpret_cast<void*>(*static_cast<CuDevicePtr*>(params[i])));
-  if (!stand().capturing) return run_launch(r);
-  stand().recorded.push_back(std::move(r));
-  return 0;
-}
-
-int mem_alloc(CuDevicePtr* pointer, size_t bytes) {
-  void* p = std::malloc(bytes);
-  codegen::poison({static_cast<std::byte*>(p), bytes});  // device memory holds garbage
-  *pointer = reinterpret_cast<CuDevicePtr>(p);
-  return 0;
-}
-
-// A synchronous copy cannot be captured, as on a GPU.
-int copy_to(CuDevicePtr to, const void* from, size_t bytes) {
-  if (stand().capturing) return ++stand().copies_in_capture, kCaptureUnsupported;
-  std::memcpy(reinterpret_cast<void*>(to), from, bytes);
-  return 0;
-}
-
-int copy_from(void* to, CuDevicePtr from, size_t bytes) {
-  if (stand().capturing) return ++stand().copies_in_capture, kCaptureUnsupported;
-  std::memcpy(to, reinterpret_cast<const void*>(from), bytes);
-  return 0;
-}
-
-using Clock = std::chrono::steady_clock;
-
-const CudaDriver& stand_in() {
-  static const CudaDriver d = [] {
-    CudaDriver d;
-    d.init = [](unsigned) { return 0; };
-    d.device_count = [](int* n) { return *n = 1, 0; };
-    d.device_get = [](int* device, int ordinal) { return *device = ordinal, 0; };
-    // Compute capability 9.0 (attributes 75 and 76), as the modules are compiled for.
-    d.device_attribute = [](int* v, int attribute, int) { return *v = attribute == 75 ? 9 : 0, 0; };
-    d.primary_ctx_retain = [](void** c, int) { return *c = &stand(), 0; };
-    d.primary_ctx_release = [](int) { return 0; };
-    d.ctx_set_current = [](void*) { return 0; };
-    d.ctx_synchronize = [] { return 0; };
-    d.module_load_data = load_module;
-    d.module_unload = [](void*) { return stand().kernels.reset(), 0; };
-    d.module_get_function = get_function;
-    d.func_set_attribute = [](void*, int, int) { return 0; };
-    d.mem_alloc = mem_alloc;
-    d.mem_free = [](CuDevicePtr p) { return std::free(reinterpret_cast<void*>(p)), 0; };
-    d.memcpy_htod = copy_to;
-    d.memcpy_dtoh = copy_from;
-    d.launch_kernel = launch_kernel;
-    d.event_create = [](void** e, unsigned) { return *e = new Clock::time_point(), 0; };
-    d.event_record = [](void* e, void*) {
-      return *static_cast<Clock::time_point*>(e) = Clock::now(), 0;
-    };
-    d.event_synchronize = [](void*) { return 0; };
-    d.event_elapsed_ms = [](float* ms, void* a, void* b) {
-      *ms = std::chrono::duration<float, std::milli>(*static_cast<Clock::time_point*>(b) -
-                                                     *static_cast<Clock::time_point*>(a))
-                .count();
-      return 0;
-    };
-    d.event_destroy = [](void* e) { return delete static_cast<Clock::time_point*>(e), 0; };
-    d.error_string = [](int, const char** text) { return *text = "stand-in CUDA error", 0; };
-    d.stream_create = [](void** s, unsigned) { return *s = &stand(), 0; };
-    d.stream_destroy = [](void*) { return 0; };
-    d.stream_begin_capture = [](void*, int) {
-      stand().recorded.clear();
-      return stand().capturing = true, 0;
-    };
-    d.stream_end_capture = [](void*, void** graph) {
-      stand().capturing = false;
-      *graph = new std::vector<RecordedLaunch>(std::move(stand().recorded));
-      return 0;
-    };
-    d.graph_instantiate = [](void** exec, void* graph, unsigned long long) {
-      return *exec = graph, 0;
-    };
-    d.graph_launch = [](void* exec, void*) {
-      ++stand().graph_launches;
-      for (const RecordedLaunch& r : *static_cast<std::vector<RecordedLaunch>*>(exec))
-        if (int result = run_launch(r); result != 0) return result;
-      return 0;
-    };
-    d.graph_exec_destroy = [](void*) { return 0; };
-    d.graph_destroy = [](void* g) {
-      return delete static_cast<std::vector<RecordedLaunch>*>(g), 0;
-    };
-    return d;
-  }();
-  return d;
-}
 
 // `model` (operators) compiled for CUDA with generated code only, validated on the host; the
 // primitive graph it was compiled from.
@@ -231,7 +58,7 @@ class CudaModuleStandIn : public testing::Test {
     if (!unavailable.empty()) GTEST_SKIP() << unavailable;
     dir_ = fs::temp_directory_path() / fmt::format("orch_cuda_stand_in_{}", ::getpid());
     fs::remove_all(dir_);
-    stand().graph_launches = stand().copies_in_capture = 0;
+    test::reset_stand_in();
   }
   void TearDown() override { fs::remove_all(dir_); }
 
@@ -239,8 +66,7 @@ class CudaModuleStandIn : public testing::Test {
   // by kernel against the interpreter, and a run of its CUDA graph.
   void check_module(std::string_view text) {
     Graph primitives = compile(parse_graph(text), dir_);
-    stand().dir = dir_;
-    CudaModule module = CudaModule::load(dir_.string(), stand_in());
+    CudaModule module = CudaModule::load(dir_.string(), test::cuda_stand_in());
     std::vector<Tensor> inputs = interp::random_inputs(primitives, 3);
     std::vector<Tensor> want = interp::interpret(primitives, inputs);
     expect_close(want, module.run(inputs));
@@ -257,6 +83,7 @@ class CudaModuleStandIn : public testing::Test {
     EXPECT_EQ(module.back_to_back_ms(2).size(), 2u);
     expect_close(want, module.run(inputs));
     has_host_kernels_ = module.has_host_kernels();
+    EXPECT_EQ(test::stand_in_counts().failed_launches, 0) << test::stand_in_counts().last_error;
   }
 
   fs::path dir_;
@@ -273,8 +100,8 @@ TEST_F(CudaModuleStandIn, RunsLaunchesAndReplaysTheirGraph) {
 })");
   EXPECT_FALSE(has_host_kernels_);
   // Two runs, median_ms's warm-up and two runs, and the last run.
-  EXPECT_EQ(stand().graph_launches, 2 + 3 + 1);
-  EXPECT_EQ(stand().copies_in_capture, 0);
+  EXPECT_EQ(test::stand_in_counts().graph_launches, 2 + 3 + 1);
+  EXPECT_EQ(test::stand_in_counts().copies_in_capture, 0);
 }
 
 // A host kernel (TopK) between generated ones: its inputs copied from the device and its
@@ -289,8 +116,8 @@ TEST_F(CudaModuleStandIn, RunsHostKernelsBetweenCopiesAndCapturesNothing) {
   return %r, %i
 })");
   EXPECT_TRUE(has_host_kernels_);
-  EXPECT_EQ(stand().graph_launches, 0);
-  EXPECT_EQ(stand().copies_in_capture, 0);
+  EXPECT_EQ(test::stand_in_counts().graph_launches, 0);
+  EXPECT_EQ(test::stand_in_counts().copies_in_capture, 0);
 }
 
 }  // namespace
