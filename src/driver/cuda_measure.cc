@@ -183,9 +183,11 @@ schedule::GpuMachine detect_gpu_in_child() {
   }
   check(WIFEXITED(status) && WEXITSTATUS(status) == 0,
         "asking the CUDA driver for the GPU killed the process (status {})", status);
+  // Measuring and --gpu this both need the GPU, and one remedy serves both.
   check(answer.starts_with("gpu\n"),
-        "no GPU to measure CUDA kernels on ({}): plan with analytic costs instead "
-        "(--compile-only)",
+        "no GPU on this machine ({}) to measure CUDA kernels on or to describe (--gpu this): "
+        "plan with analytic costs (--compile-only) for a described GPU (--gpu h200, a100 or a "
+        "description file)",
         answer);
   return schedule::gpu_from_json(answer.substr(4));
 }

@@ -31,7 +31,15 @@ D=$(find /usr/local /opt /usr/lib -name 'libcudnn.so.9' 2>/dev/null | head -n 1)
 export ORCH_EXTRA_LIBS="$(dirname "${N:-/usr/local/cuda/lib64/x}"):$(dirname "${C:-/usr/local/nvidia/lib64/x}"):$(dirname "${D:-/usr/local/cuda/lib64/x}"):/usr/local/nvidia/lib64:/usr/local/cuda/lib64"
 [ -n "$D" ] || export ORCH_CUDA_OPTIMIZE_FLAGS="--gpu-libraries cublas"
 echo "nvrtc=$N cuda=$C cudnn=$D extra=$ORCH_EXTRA_LIBS" >> $OUT/gpu.txt
+# The shipped H200 description on an H200; another GPU (the device machines include H100s)
+# planned for as its driver describes it, so that the tables name the GPU they ran on, unless
+# that description fails on the tiny example (then the H200's: the code is sm_90 either way).
 export ORCH_CUDA_GPU=machines/h200.json
+if ! grep -q 'H200' $OUT/gpu.txt && /tmp/ob/orchw optimize examples/tiny_mlp.orch.txt -o /tmp/probe \
+  --target cuda --compile-only --gpu this --no-validate >> $OUT/gpu.txt 2>&1; then
+  export ORCH_CUDA_GPU=this
+fi
+echo "planning for: $ORCH_CUDA_GPU" >> $OUT/gpu.txt
 ORCH_CUDA_MODELS=transformer-tiny ORCH_CUDA_POLICIES=full bench/cuda_bench.sh /tmp/ob/orchw /tmp/smoke > $OUT/smoke.txt 2>&1
 cat /tmp/smoke/transformer-tiny/full.log /tmp/smoke/transformer-tiny/full.run.log >> $OUT/smoke.txt 2>&1
 echo "smoke done at $((SECONDS - t0)) s" >> $OUT/smoke.txt
