@@ -231,8 +231,7 @@ TEST(CudaTarget, MeasuringWithoutAGpuSaysSo) {
     driver::tune_model(std::move(g), tune);
     ADD_FAILURE() << "measured CUDA kernels without a GPU";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("no GPU on this machine"), std::string::npos)
-        << e.what();
+    EXPECT_NE(std::string(e.what()).find("no GPU on this machine"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("--compile-only"), std::string::npos) << e.what();
   }
 }
