@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "ir/error.h"
+#include "runtime/elf_check.h"
 #include "runtime/module_format.h"
 #include "runtime/module_impl.h"
 #include "runtime/module_manifest.h"
@@ -26,6 +27,7 @@ F symbol(void* handle, const std::string& file, const char* name) {
 Library open_library(const fs::path& path, int kernels) {
   std::string file = path.string();
   check(fs::exists(path), "{}: the kernel library is missing", file);
+  check_elf_complete(path);
   void* handle = ::dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) fail("{}: cannot load: {}", file, ::dlerror());
   Library lib;

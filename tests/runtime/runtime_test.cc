@@ -252,8 +252,20 @@ TEST_F(Runtime, MissingKernelLibrary) {
 TEST_F(Runtime, CorruptedKernelLibrary) {
   std::string dir = copy_module("runtime_bad_library");
   std::ofstream(fs::path(dir) / "kernels.so") << "not an ELF file";
-  std::string message = load_error(dir);
-  EXPECT_EQ(message.rfind(fmt::format("{}/kernels.so: cannot load: ", dir), 0), 0u) << message;
+  EXPECT_EQ(load_error(dir),
+            fmt::format("{}/kernels.so: not a 64-bit ELF library (15 bytes)", dir));
+}
+
+// dlopen would map the missing pages and fault reading them (SIGBUS): a clear error instead.
+TEST_F(Runtime, TruncatedKernelLibrary) {
+  std::string dir = copy_module("runtime_truncated_library");
+  fs::path library = fs::path(dir) / "kernels.so";
+  for (uintmax_t size : {uintmax_t{1000}, fs::file_size(library) - 1}) {
+    fs::resize_file(library, size);
+    std::string message = load_error(dir);
+    EXPECT_EQ(message.rfind(library.string() + ": truncated or corrupted: ", 0), 0u) << message;
+    EXPECT_NE(message.find(fmt::format("the file has {}", size)), std::string::npos) << message;
+  }
 }
 
 TEST_F(Runtime, MissingExternalKernelGraph) {
