@@ -74,6 +74,17 @@ TEST_F(Cli, MissingInputIsNamed) {
   EXPECT_NE(r.output.find("missing input 'x'"), std::string::npos) << r.output;
 }
 
+TEST_F(Cli, InputOrShapeGivenTwiceIsNamed) {
+  write_npy_file(Tensor(DType::f32, {4, 16}), path("x.npy"));
+  const std::string x = " --input x=" + path("x.npy");
+  Outcome r = orch_cli("run " + kMlp + x + x + " --out " + path("out"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("--input names 'x' twice"), std::string::npos) << r.output;
+  r = orch_cli("info " + kMlp + " --shape x=4x16 --shape x=4x16");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("--shape names 'x' twice"), std::string::npos) << r.output;
+}
+
 TEST_F(Cli, WrongInputShapeIsNamed) {
   write_npy_file(Tensor(DType::f32, {2, 16}), path("x.npy"));
   Outcome r = orch_cli("run " + kMlp + " --input x=" + path("x.npy") + " --out " + path("out"));

@@ -25,7 +25,7 @@ frontend::ImportOptions import_options(const std::vector<std::string>& shapes) {
   frontend::ImportOptions options;
   for (const std::string& text : shapes) {
     auto [name, shape] = driver::parse_shape_binding(text);
-    options.shapes[name] = shape;
+    check(options.shapes.emplace(name, shape).second, "--shape names '{}' twice", name);
   }
   return options;
 }

@@ -164,6 +164,7 @@ std::vector<Tensor> gather_inputs(const RunArgs& args, const std::vector<TensorS
     check(std::any_of(specs.begin(), specs.end(),
                       [&](const TensorSpec& s) { return s.name == name; }),
           "--input names '{}', which is not an input of the model", name);
+    check(!given.contains(name), "--input names '{}' twice", name);
     try {
       given[name] = read_input_file(text.substr(eq + 1));
     } catch (const Error& e) {
