@@ -23,6 +23,7 @@ RuleTable build_rules() {
   add_layout_rules(rules);
   add_indexing_rules(rules);
   add_generator_rules(rules);
+  add_quantize_rules(rules);
   return rules;
 }
 
@@ -36,6 +37,7 @@ constexpr std::pair<std::string_view, std::string_view> kNoRule[] = {
     {"MatMulInteger", "quantized linear op (integer accumulation with zero points)"},
     {"QLinearConv", "quantized linear op (requantization)"},
     {"QLinearMatMul", "quantized linear op (requantization)"},
+    {"DynamicQuantizeLinear", "its scale comes from reductions of the data, with a case for 0 / 0"},
 };
 
 // The rule for the node, or nullptr with the reason it is kept whole.

@@ -90,6 +90,7 @@ void add_pooling_rules(RuleTable& rules);
 void add_layout_rules(RuleTable& rules);
 void add_indexing_rules(RuleTable& rules);
 void add_generator_rules(RuleTable& rules);
+void add_quantize_rules(RuleTable& rules);
 
 /// The type float chains compute in: f32 for f16/bf16 (whose operator kernels compute in
 /// double and round once), else `t`.

@@ -16,6 +16,7 @@ KernelTable build_table() {
   add_indexing_kernels(table);
   add_generator_kernels(table);
   add_opaque_kernels(table);
+  add_quantize_kernels(table);
   add_primitive_kernels(table);
   return table;
 }

@@ -57,6 +57,25 @@ TEST(HalideLowering, VectorTranscendentalFunctions) {
   }
 }
 
+// A scalar divisor is inverted once, unless the quotient is rounded: x * (1 / s) can land on the
+// other side of a .5 from x / s (with s = 0.3: -74.25 / s = -247.49998 rounds to -247, -74.25 *
+// (1 / s) = -247.5 to -248; -73.95 / s = -246.5 to -246, -73.95 * (1 / s) to -247), and
+// QuantizeLinear's round(x / scale) was one off.
+TEST(HalideLowering, RoundedQuotientsAreExact) {
+  Graph g = parse_graph(R"(graph g(%x: f32[2,4]) {
+  const %s = f32[]{0.3}
+  %q: f32[2,4] = prim.Elementwise(%x, %s) {fn = "div"}
+  %r: f32[2,4] = prim.Elementwise(%q) {fn = "round"}
+  return %r
+})");
+  HalideKernel hk = halide_jit(g, nullptr);
+  std::vector<Tensor> in = {Tensor(DType::f32, {2, 4})};
+  for (int64_t i = 0; i < 8; ++i) in[0].set(i, i % 2 == 0 ? -74.25f : -73.95f);
+  std::vector<Tensor> got = {Tensor(DType::f32, {2, 4})};
+  hk.kernel->run(in, got);
+  for (int64_t i = 0; i < 8; ++i) EXPECT_EQ(got[0].get(i), i % 2 == 0 ? -247 : -246) << i;
+}
+
 TEST(HalideLowering, SoftmaxRows) {
   Graph g = parse_graph(kSoftmax);
   EXPECT_EQ(halide_matches(g, 2), "");

@@ -26,6 +26,10 @@ const std::set<std::string_view> kLoweredOps = {
 // Integer arithmetic whose edge cases (division by zero, floor vs truncation, shifts) Halide
 // defines differently from the interpreter.
 const std::set<std::string_view> kIntegerUnsafe = {"div", "mod", "fmod", "pow", "shl", "shr"};
+// Elementwise functions whose result jumps where their input crosses a threshold.
+const std::set<std::string_view> kSteps = {"round",         "floor", "ceil",    "sign",
+                                           "equal",         "less",  "greater", "less_equal",
+                                           "greater_equal", "mod",   "fmod"};
 
 std::string node_reason(const Graph& g, const Node& n) {
   for (ValueId v : n.inputs)
@@ -83,7 +87,7 @@ Halide::Type value_type(DType t) {
 
 class Lowerer {
  public:
-  Lowerer(const Graph& g, Lowered& out) : g_(g), out_(out) {}
+  Lowerer(const Graph& g, Lowered& out) : g_(g), out_(out), consumers_(g.consumers()) {}
 
   void run() {
     size_t max_rank = 0;
@@ -289,6 +293,18 @@ class Lowerer {
     const Shape& from = shape(g_.node(p).inputs[0]);
     return from.size() == shape(d).size() && from.back() == 1 && shape(d).back() > 1;
   }
+  // Whether a reader of `n`'s result rounds it, truncates it or compares it, where a value an
+  // ulp off can move the result a whole step: QuantizeLinear's round(x / scale) was one off.
+  bool feeds_a_step(const Node& n) const {
+    for (NodeId c : consumers_[static_cast<size_t>(n.outputs[0])]) {
+      const Node& r = g_.node(c);
+      if (r.op != "prim.Elementwise") continue;
+      std::string fn = attr_string(r.attrs, "fn", "");
+      if (kSteps.contains(fn)) return true;
+      if (fn == "cast" && !is_float(g_.value(r.outputs[0]).type.dtype)) return true;
+    }
+    return false;
+  }
   // Input 1 of `n` at `idx`, a broadcast read from its source (the inverse then depends on the
   // outer coordinates only, and Halide hoists it out of the innermost loop).
   Expr divisor(const Node& n, const std::vector<Expr>& idx) const {
@@ -312,6 +328,9 @@ class Lowerer {
     if (fn == "sub") return a[0] - a[1];
     if (fn == "mul") return a[0] * a[1];
     if (fn == "div") {
+      // A rounded or compared quotient must be the correctly rounded one: Halide's fast float
+      // math may divide by a constant as a multiply by its inverse.
+      if (t.is_float() && feeds_a_step(n)) return Halide::strict_float(a[0] / a[1]);
       // A divisor constant along the innermost (vector) dim is inverted once per row: a
       // multiply costs a fraction of a vector divide (within an ulp or so of the quotient).
       if (t.is_float() && invariant_divisor(n)) return a[0] * (one / divisor(n, idx));
@@ -521,6 +540,7 @@ class Lowerer {
 
   const Graph& g_;
   Lowered& out_;
+  std::vector<std::vector<NodeId>> consumers_;
 };
 
 }  // namespace
