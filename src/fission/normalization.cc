@@ -1,6 +1,8 @@
 // Fission rules of the normalizations: reductions, explicit broadcasts and elementwise chains.
 // Softmax keeps the max subtraction; BatchNormalization (inference) folds its constant
 // parameters into one scale and one shift per channel; in training mode it uses batch statistics.
+// LRN sums its channel window as channel slices of the zero-padded squares.
+#include <algorithm>
 #include <cmath>
 
 #include "fission/rule.h"
@@ -155,6 +157,50 @@ std::vector<ValueId> mvn(RuleContext& ctx) {
   return single(ctx.cast(ctx.ew("div", {m.centered, denom}), out));
 }
 
+// y = x / (bias + alpha / size * s)^beta, s the sum of x^2 over the channels
+// [c - floor((size - 1) / 2), c + ceil((size - 1) / 2)]: the squares, zero-padded along the
+// channel axis, summed over one channel slice per window offset. Channels past either end add
+// nothing, so the pads stop at C - 1 and a window wider than 2C - 1 takes no more slices.
+// The channel slices one LRN sums, as many as the window covers within the channels.
+int64_t lrn_slices(const RuleContext& ctx) {
+  int64_t size = attr_int(ctx.attrs(), "size", 1);
+  int64_t channels = ctx.shape_of(ctx.in(0))[1];
+  return std::min(size, 2 * channels - 1);
+}
+
+// A window of more slices than a pooling window's taps (64) is kept whole: each slice is a
+// primitive, and real models sum 5 channels (AlexNet, GoogLeNet).
+bool lrn_guard(const RuleContext& ctx) {
+  return lrn_slices(ctx) <= 64;
+}
+
+std::vector<ValueId> lrn(RuleContext& ctx) {
+  DType out = ctx.out_type().dtype;
+  DType t = compute_type(out);
+  ValueId x = ctx.cast(ctx.in(0), t);
+  int64_t rank = rank_of(ctx, x), c = ctx.shape_of(x)[1];
+  int64_t size = attr_int(ctx.attrs(), "size", 1);
+  int64_t reach = std::max<int64_t>(c - 1, 0);
+  int64_t before = std::min((size - 1) / 2, reach), after = std::min(size / 2, reach);
+  ValueId squares = ctx.ew("mul", {x, x});
+  if (before + after > 0) {
+    std::vector<int64_t> pads(2 * rank, 0);
+    pads[1] = before;
+    pads[rank + 1] = after;
+    squares = ctx.emit("prim.Pad", {squares}, {{"pads", pads}, {"mode", std::string("constant")}});
+  }
+  ValueId sum = ctx.slice_axis(squares, 1, 0, c);
+  for (int64_t k = 1; k <= before + after; ++k)
+    sum = ctx.ew("add", {sum, ctx.slice_axis(squares, 1, k, c)});
+  double alpha = attr_float(ctx.attrs(), "alpha", 1e-4f);
+  double bias = attr_float(ctx.attrs(), "bias", 1.0f);
+  double beta = attr_float(ctx.attrs(), "beta", 0.75f);
+  ValueId base =
+      ctx.ew("add", {ctx.ew("mul", {sum, ctx.scalar(alpha / size, t)}), ctx.scalar(bias, t)});
+  ValueId denom = ctx.ew("pow", {base, ctx.scalar(beta, t)});
+  return single(ctx.cast(ctx.ew("div", {x, denom}), out));
+}
+
 // y = x * a + b per channel, a = scale / sqrt(var + eps), b = B - mean * a, folded when the
 // parameters are constants.
 std::vector<ValueId> batch_norm(RuleContext& ctx) {
@@ -268,6 +314,19 @@ Graph mvn_sample(std::string_view, Rng& rng) {
   return sample::make("MeanVarianceNormalization", {Arg::input(DType::f32, s)}, attrs);
 }
 
+// Windows of both parities, some wider than the channels; the default alpha barely weighs the
+// window, so half the samples take alphas that do.
+Graph lrn_sample(std::string_view, Rng& rng) {
+  Shape s = sample::shape(rng, 3, 4);
+  Attributes attrs = {{"size", sample::integer(rng, 1, 7)}};
+  if (sample::coin(rng)) {
+    attrs["alpha"] = 0.25f * static_cast<float>(sample::integer(rng, 1, 8));
+    attrs["beta"] = 0.25f * static_cast<float>(sample::integer(rng, 1, 4));
+    attrs["bias"] = 0.5f * static_cast<float>(sample::integer(rng, 1, 4));
+  }
+  return sample::make("LRN", {Arg::input(sample::float_type(rng), s)}, attrs);
+}
+
 }  // namespace
 
 void add_normalization_rules(RuleTable& rules) {
@@ -279,6 +338,7 @@ void add_normalization_rules(RuleTable& rules) {
   rules.push_back({"GroupNormalization", nullptr, group_norm, channel_sample});
   rules.push_back({"BatchNormalization", nullptr, batch_norm_any, channel_sample});
   rules.push_back({"MeanVarianceNormalization", nullptr, mvn, mvn_sample});
+  rules.push_back({"LRN", lrn_guard, lrn, lrn_sample, "a channel window of more than 64 slices"});
 }
 
 }  // namespace orch::fission

@@ -1,4 +1,4 @@
-// Softmax, LogSoftmax, Hardmax, the mean/variance normalizations and LpNormalization: shape
+// Softmax, LogSoftmax, Hardmax, the mean/variance normalizations, LpNormalization and LRN: shape
 // rules and kernels, with expected values worked out by hand from the ONNX definitions.
 #include <gtest/gtest.h>
 
@@ -144,6 +144,31 @@ TEST(MeanVarianceNormalization, DefaultAxesKeepChannels) {
   // [N=1, C=2, 1, 2]: channel 0 [1, 3] (std 1), channel 1 [0, 4] (std 2).
   Tensor out = run("MeanVarianceNormalization", {f64({1, 2, 1, 2}, {1, 3, 0, 4})});
   expect_near(out, {-1, 1, -1, 1}, 1e-8);
+}
+
+TEST(LRN, OddWindowIsCentredAndClippedAtTheEnds) {
+  // Channels [1, 2, 3], size 3, alpha / size = 1, beta 1, bias 1: the windows {0, 1}, {0, 1, 2}
+  // and {1, 2} sum squares 5, 14 and 13, so y = 1 / 6, 2 / 15 and 3 / 14.
+  Tensor out = run("LRN", {f64({1, 3, 1, 1}, {1, 2, 3})},
+                   {{"size", int64_t{3}}, {"alpha", 3.0f}, {"beta", 1.0f}, {"bias", 1.0f}});
+  expect_near(out, {1.0 / 6, 2.0 / 15, 3.0 / 14});
+}
+
+TEST(LRN, EvenWindowReachesOneChannelFurtherUp) {
+  // size 2: channels c and c + 1. Position 0 has channels [1, 2, 3] (sums 5, 13, 9), position 1
+  // [0, 0, 1] (sums 0, 1, 1); alpha / size = 1, beta 0.5, default bias 1.
+  Tensor out = run("LRN", {f64({1, 3, 2}, {1, 0, 2, 0, 3, 1})},
+                   {{"size", int64_t{2}}, {"alpha", 2.0f}, {"beta", 0.5f}});
+  expect_near(out, {1 / std::sqrt(6.0), 0, 2 / std::sqrt(14.0), 0, 3 / std::sqrt(10.0),
+                    1 / std::sqrt(2.0)});
+}
+
+TEST(LRN, RejectsRankBelow3AndBadSize) {
+  Tensor x = f32({1, 2, 1}, {1, 2});
+  EXPECT_EQ(error_of("LRN", {f32({1, 2}, {1, 2})}, {{"size", int64_t{1}}}),
+            "LRN: X must have shape [N, C, D1, ...] (rank >= 3), got [1,2]");
+  EXPECT_EQ(error_of("LRN", {x}), "LRN: attribute 'size' is required");
+  EXPECT_EQ(error_of("LRN", {x}, {{"size", int64_t{0}}}), "LRN: size must be positive, got 0");
 }
 
 }  // namespace

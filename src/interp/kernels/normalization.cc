@@ -1,6 +1,7 @@
 // Reference kernels of the normalization ops. Inputs are read into doubles, statistics are
 // computed in double (mean first, then the mean squared deviation), and results are rounded once
 // on store.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -225,6 +226,30 @@ void mean_variance_normalization(KernelArgs& args) {
   }
 }
 
+// x / (bias + alpha / size * s)^beta, s the sum of squares over the channels
+// [c - floor((size - 1) / 2), c + ceil((size - 1) / 2)] that exist.
+void lrn(KernelArgs& args) {
+  const Tensor& x = args.inputs[0];
+  double alpha = attr_float(args.attrs, "alpha", 1e-4f);
+  double beta = attr_float(args.attrs, "beta", 0.75f);
+  double bias = attr_float(args.attrs, "bias", 1.0f);
+  int64_t size = attr_int(args.attrs, "size", 1);
+  int64_t channels = x.shape()[1];
+  int64_t spatial = spatial_size(x.shape());
+  std::vector<double> xs = x.to_doubles();
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    int64_t c = (i / spatial) % channels;
+    int64_t first = std::max<int64_t>(c - (size - 1) / 2, 0);
+    int64_t last = std::min(c + size / 2, channels - 1);
+    double sum = 0;
+    for (int64_t k = first; k <= last; ++k) {
+      double v = xs[i + (k - c) * spatial];
+      sum += v * v;
+    }
+    args.outputs[0].set(i, xs[i] / std::pow(bias + alpha / size * sum, beta));
+  }
+}
+
 }  // namespace
 
 void add_normalization_kernels(KernelTable& table) {
@@ -236,7 +261,8 @@ void add_normalization_kernels(KernelTable& table) {
                              {"InstanceNormalization", instance_normalization},
                              {"GroupNormalization", group_normalization},
                              {"BatchNormalization", batch_normalization},
-                             {"MeanVarianceNormalization", mean_variance_normalization}});
+                             {"MeanVarianceNormalization", mean_variance_normalization},
+                             {"LRN", lrn}});
 }
 
 }  // namespace orch::interp

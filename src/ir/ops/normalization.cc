@@ -1,5 +1,5 @@
 // Shape rules of the normalization ops: the softmax family (along one axis), the
-// mean/variance normalizations and LpNormalization. Every output but LayerNormalization's
+// mean/variance normalizations, LpNormalization and LRN. Every output but LayerNormalization's
 // statistics has the input's type.
 #include "ir/error.h"
 #include "ir/ops/families.h"
@@ -120,6 +120,18 @@ std::vector<TensorType> mvn_shape(const InferInput& in) {
   return one(x.dtype, x.shape);
 }
 
+// alpha, beta and bias may be any floats; size, the channel window, is required and positive.
+std::vector<TensorType> lrn_shape(const InferInput& in) {
+  const TensorType& x = in.type(0);
+  require_float(x.dtype, "X");
+  check(rank_of(in, 0) >= 3, "X must have shape [N, C, D1, ...] (rank >= 3), got {}",
+        format_shape(x.shape));
+  check(has_attr(in.attrs, "size"), "attribute 'size' is required");
+  int64_t size = attr_int(in.attrs, "size", 0);
+  check(size >= 1, "size must be positive, got {}", size);
+  return one(x.dtype, x.shape);
+}
+
 }  // namespace
 
 void add_normalization_ops(std::vector<OpSchema>& table) {
@@ -143,6 +155,7 @@ void add_normalization_ops(std::vector<OpSchema>& table) {
   table.push_back(
       {.name = "GroupNormalization", .min_inputs = 3, .max_inputs = 3, .infer = group_norm_shape});
   table.push_back({.name = "MeanVarianceNormalization", .infer = mvn_shape});
+  table.push_back({.name = "LRN", .infer = lrn_shape});
 }
 
 }  // namespace orch::ops
