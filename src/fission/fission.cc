@@ -38,6 +38,7 @@ constexpr std::pair<std::string_view, std::string_view> kNoRule[] = {
     {"QLinearConv", "quantized linear op (requantization)"},
     {"QLinearMatMul", "quantized linear op (requantization)"},
     {"DynamicQuantizeLinear", "its scale comes from reductions of the data, with a case for 0 / 0"},
+    {"GridSample", "data-dependent gather (sampling at the grid's coordinates)"},
 };
 
 // The rule for the node, or nullptr with the reason it is kept whole.

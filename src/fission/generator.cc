@@ -51,7 +51,8 @@ Graph shape_sample(std::string_view op, Rng& rng) {
 void add_generator_rules(RuleTable& rules) {
   for (std::string_view op : {"Shape", "Size", "EyeLike"})
     rules.push_back({op, data_independent, fold, shape_sample, "output depends on input data"});
-  for (std::string_view op : {"ConstantOfShape", "Range", "Constant", "OneHot"})
+  for (std::string_view op : {"ConstantOfShape", "Range", "Constant", "OneHot", "HannWindow",
+                              "HammingWindow", "BlackmanWindow"})
     rules.push_back({op, data_independent, fold, nullptr, "output depends on input data"});
 }
 

@@ -1,8 +1,13 @@
 // Reference kernels of the generator ops.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <numbers>
+#include <string_view>
+#include <utility>
 
 #include "interp/kernels/families.h"
+#include "ir/error.h"
 
 namespace orch::interp {
 namespace {
@@ -95,6 +100,38 @@ void constant(KernelArgs& args) {
   }
 }
 
+// The window functions of x = 2 pi n / N, as the ONNX operator docs write them (the reference's
+// Hann, sin^2(x / 2), is the same 0.5 - 0.5 cos x).
+double hann(double x) {
+  return 0.5 - 0.5 * std::cos(x);
+}
+double hamming(double x) {
+  constexpr double kAlpha = 25.0 / 46.0;
+  return kAlpha - (1 - kAlpha) * std::cos(x);
+}
+double blackman(double x) {
+  return 0.42 - 0.5 * std::cos(x) + 0.08 * std::cos(2 * x);
+}
+
+const std::pair<std::string_view, double (*)(double)> kWindows[] = {
+    {"HannWindow", hann}, {"HammingWindow", hamming}, {"BlackmanWindow", blackman}};
+
+// One kernel for the three windows: it finds its function by op name. N is the size for a
+// periodic window and size - 1 for a symmetric one, so a symmetric window of size 1 is 0 / 0,
+// NaN, as in the ONNX reference.
+void window(KernelArgs& args) {
+  Tensor& out = args.outputs[0];
+  bool periodic = attr_int(args.attrs, "periodic", 1) != 0;
+  auto n = static_cast<double>(periodic ? out.numel() : out.numel() - 1);
+  for (const auto& [name, fn] : kWindows) {
+    if (name != args.op) continue;
+    for (int64_t i = 0; i < out.numel(); ++i)
+      out.set(i, fn(2 * std::numbers::pi * static_cast<double>(i) / n));
+    return;
+  }
+  fail("no window function for '{}'", args.op);
+}
+
 }  // namespace
 
 void add_generator_kernels(KernelTable& table) {
@@ -104,7 +141,10 @@ void add_generator_kernels(KernelTable& table) {
                              {"Range", range},
                              {"EyeLike", eye_like},
                              {"OneHot", one_hot},
-                             {"Constant", constant}});
+                             {"Constant", constant},
+                             {"HannWindow", window},
+                             {"HammingWindow", window},
+                             {"BlackmanWindow", window}});
 }
 
 }  // namespace orch::interp

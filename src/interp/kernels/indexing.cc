@@ -5,6 +5,7 @@
 #include <string>
 
 #include "interp/kernels/families.h"
+#include "interp/kernels/indexing_grid_sample.h"
 #include "interp/kernels/indexing_resize.h"
 #include "interp/kernels/util.h"
 #include "ir/error.h"
@@ -187,6 +188,7 @@ void add_indexing_kernels(KernelTable& table) {
                              {"ScatterElements", scatter_elements},
                              {"ScatterND", scatter_nd}});
   add_indexing_resize_kernels(table);
+  add_indexing_grid_sample_kernels(table);
 }
 
 }  // namespace orch::interp

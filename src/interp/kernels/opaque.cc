@@ -1,5 +1,7 @@
-// Reference kernels of the opaque ops: TopK here, RNN, GRU and LSTM in opaque_rnn.cc.
+// Reference kernels of the opaque ops: TopK, ReverseSequence and Det here, RNN, GRU and LSTM in
+// opaque_rnn.cc.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <numeric>
 #include <vector>
@@ -7,6 +9,7 @@
 #include "interp/kernels/families.h"
 #include "interp/kernels/opaque_rnn.h"
 #include "ir/dtype.h"
+#include "ir/error.h"
 
 namespace orch::interp {
 namespace {
@@ -57,10 +60,65 @@ void top_k(KernelArgs& args) {
   }
 }
 
+// Each slice along axes 0 and 1 (the batch and time axes in some order) is copied bytewise from
+// its mirrored time step: step t < sequence_lens[b] reads len - 1 - t, the rest read themselves.
+void reverse_sequence(KernelArgs& args) {
+  const Tensor& x = args.inputs[0];
+  const Tensor& lens = args.inputs[1];
+  Tensor& out = args.outputs[0];
+  bool batch_first = attr_int(args.attrs, "batch_axis", 1) == 0;
+  int64_t rows = x.shape()[0], cols = x.shape()[1];
+  int64_t time = batch_first ? cols : rows;
+  size_t slice = dtype_size(x.dtype()) * (rows * cols == 0 ? 0 : x.numel() / (rows * cols));
+  for (int64_t b = 0; b < lens.numel(); ++b) {
+    int64_t len = lens.get_int(b);
+    check(len >= 0 && len <= time, "sequence_lens[{}] = {} is outside [0, {}]", b, len, time);
+    for (int64_t t = 0; t < time; ++t) {
+      int64_t from = t < len ? len - 1 - t : t;
+      int64_t dst = batch_first ? b * cols + t : t * cols + b;
+      int64_t src = batch_first ? b * cols + from : from * cols + b;
+      std::memcpy(out.mutable_bytes() + dst * slice, x.bytes() + src * slice, slice);
+    }
+  }
+}
+
+// The determinant of the m x m row-major matrix `a`, by LU decomposition with partial pivoting
+// (each column's largest magnitude becomes the pivot, which keeps the elimination stable).
+double determinant(std::vector<double> a, int64_t m) {
+  double det = 1;
+  for (int64_t k = 0; k < m; ++k) {
+    int64_t pivot = k;
+    for (int64_t r = k + 1; r < m; ++r)
+      if (std::abs(a[r * m + k]) > std::abs(a[pivot * m + k])) pivot = r;
+    if (a[pivot * m + k] == 0) return 0;
+    if (pivot != k) {
+      std::swap_ranges(a.begin() + k * m, a.begin() + (k + 1) * m, a.begin() + pivot * m);
+      det = -det;
+    }
+    det *= a[k * m + k];
+    for (int64_t r = k + 1; r < m; ++r) {
+      double f = a[r * m + k] / a[k * m + k];
+      for (int64_t c = k + 1; c < m; ++c) a[r * m + c] -= f * a[k * m + c];
+    }
+  }
+  return det;
+}
+
+void det(KernelArgs& args) {
+  const Tensor& x = args.inputs[0];
+  Tensor& out = args.outputs[0];
+  int64_t m = x.shape().back();
+  std::vector<double> v = x.to_doubles();
+  for (int64_t i = 0; i < out.numel(); ++i) {
+    auto first = v.begin() + i * m * m;
+    out.set(i, determinant(std::vector<double>(first, first + m * m), m));
+  }
+}
+
 }  // namespace
 
 void add_opaque_kernels(KernelTable& table) {
-  table.insert(table.end(), {{"TopK", top_k}});
+  table.insert(table.end(), {{"TopK", top_k}, {"ReverseSequence", reverse_sequence}, {"Det", det}});
   add_opaque_rnn_kernels(table);
 }
 

@@ -11,8 +11,8 @@
 namespace orch::ops {
 namespace {
 
-// ONNX TensorProto.DataType codes (EyeLike's `dtype`). The same map lives in elementwise.cc for
-// Cast; a shared helper in shape_util would serve both.
+// ONNX TensorProto.DataType codes (EyeLike's `dtype`, the windows' `output_datatype`). The same map
+// lives in elementwise.cc for Cast; a shared helper in shape_util would serve both.
 DType dtype_from_onnx(int64_t code) {
   static const std::map<int64_t, DType> kCodes = {
       {1, DType::f32},  {2, DType::u8},   {3, DType::i8},      {4, DType::u16},  {5, DType::i16},
@@ -118,6 +118,20 @@ std::vector<TensorType> one_hot(const InferInput& in) {
   return one(in.type(2).dtype, out);
 }
 
+// HannWindow, HammingWindow, BlackmanWindow: a constant integer scalar size -> [size] of
+// output_datatype (f32 by default).
+std::vector<TensorType> window(const InferInput& in) {
+  require_dtype(in.type(0).dtype, {DType::i32, DType::i64}, "the window size");
+  require_scalar(in, 0, "the window size");
+  int64_t size = in.value(0).get_int(0);
+  check(size >= 0, "the window size must not be negative, got {}", size);
+  int64_t periodic = attr_int(in.attrs, "periodic", 1);
+  check(periodic == 0 || periodic == 1, "periodic must be 0 or 1, got {}", periodic);
+  DType t = dtype_from_onnx(attr_int(in.attrs, "output_datatype", 1));
+  check(t != DType::boolean, "output_datatype must be numeric, got bool");
+  return one(t, {size});
+}
+
 std::vector<TensorType> constant(const InferInput& in) {
   for (std::string_view name : {"sparse_value", "value_string", "value_strings"})
     if (has_attr(in.attrs, name)) unsupported("attribute '{}' is not supported", name);
@@ -154,6 +168,9 @@ void add_generator_ops(std::vector<OpSchema>& table) {
                     .infer = one_hot,
                     .constant_inputs = {1}},
                    {.name = "Constant", .min_inputs = 0, .max_inputs = 0, .infer = constant},
+                   {.name = "HannWindow", .infer = window, .constant_inputs = {0}},
+                   {.name = "HammingWindow", .infer = window, .constant_inputs = {0}},
+                   {.name = "BlackmanWindow", .infer = window, .constant_inputs = {0}},
                });
 }
 

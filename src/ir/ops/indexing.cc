@@ -1,6 +1,7 @@
-// Shape rules of the indexing ops: Gather, GatherElements, GatherND, ScatterElements, ScatterND
-// (Resize, which shares the family, is in indexing_resize.cc).
+// Shape rules of the indexing ops: Gather, GatherElements, GatherND, ScatterElements, ScatterND,
+// GridSample (Resize, which shares the family, is in indexing_resize.cc).
 #include <algorithm>
+#include <string>
 
 #include "ir/error.h"
 #include "ir/ops/families.h"
@@ -105,6 +106,32 @@ std::vector<TensorType> scatter_nd(const InferInput& in) {
   return one(in.type(0).dtype, data);
 }
 
+// GridSample in its opset-16 form, 4-D only: X [N, C, H_in, W_in] sampled at the points of
+// grid [N, H_out, W_out, 2] gives [N, C, H_out, W_out].
+std::vector<TensorType> grid_sample(const InferInput& in) {
+  const TensorType& x = in.type(0);
+  const TensorType& grid = in.type(1);
+  require_float(x.dtype, "X");
+  require_float(grid.dtype, "grid");
+  check(x.shape.size() == 4, "X {} must be 4-D [N, C, H_in, W_in]", format_shape(x.shape));
+  check(grid.shape.size() == 4 && grid.shape[3] == 2, "grid {} must be [N, H_out, W_out, 2]",
+        format_shape(grid.shape));
+  check(grid.shape[0] == x.shape[0], "grid {} and X {} differ in N", format_shape(grid.shape),
+        format_shape(x.shape));
+  // Every padding mode reads some pixel of the plane, so it must have one.
+  check(x.shape[2] > 0 && x.shape[3] > 0, "X {} has an empty image plane", format_shape(x.shape));
+  std::string mode = attr_string(in.attrs, "mode", "bilinear");
+  check(mode == "bilinear" || mode == "nearest" || mode == "bicubic",
+        "mode '{}' is not one of bilinear, nearest, bicubic", mode);
+  std::string padding = attr_string(in.attrs, "padding_mode", "zeros");
+  check(padding == "zeros" || padding == "border" || padding == "reflection",
+        "padding_mode '{}' is not one of zeros, border, reflection", padding);
+  int64_t align_corners = attr_int(in.attrs, "align_corners", 0);
+  check(align_corners == 0 || align_corners == 1, "align_corners must be 0 or 1, got {}",
+        align_corners);
+  return one(x.dtype, {x.shape[0], x.shape[1], grid.shape[1], grid.shape[2]});
+}
+
 }  // namespace
 
 void add_indexing_ops(std::vector<OpSchema>& table) {
@@ -115,6 +142,7 @@ void add_indexing_ops(std::vector<OpSchema>& table) {
   table.push_back(
       {.name = "ScatterElements", .min_inputs = 3, .max_inputs = 3, .infer = scatter_elements});
   table.push_back({.name = "ScatterND", .min_inputs = 3, .max_inputs = 3, .infer = scatter_nd});
+  table.push_back({.name = "GridSample", .min_inputs = 2, .max_inputs = 2, .infer = grid_sample});
   add_indexing_resize_ops(table);
 }
 

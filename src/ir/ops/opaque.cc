@@ -1,5 +1,5 @@
-// Shape rules of the opaque ops (kept whole, never fused): TopK; RNN, GRU and LSTM live in
-// opaque_rnn.cc.
+// Shape rules of the opaque ops (kept whole, never fused): TopK, ReverseSequence, Det; RNN, GRU
+// and LSTM live in opaque_rnn.cc.
 #include "ir/error.h"
 #include "ir/ops/families.h"
 #include "ir/ops/opaque_rnn.h"
@@ -28,6 +28,35 @@ std::vector<TensorType> top_k(const InferInput& in) {
   return {{x.dtype, out}, {DType::i64, out}};
 }
 
+// X [batch, time, ...] or [time, batch, ...], sequence_lens i64 [batch] -> X's type.
+std::vector<TensorType> reverse_sequence(const InferInput& in) {
+  const Shape& x = in.type(0).shape;
+  check(x.size() >= 2, "ReverseSequence input must have rank at least 2, got {}", format_shape(x));
+  int64_t batch_axis = attr_int(in.attrs, "batch_axis", 1);
+  int64_t time_axis = attr_int(in.attrs, "time_axis", 0);
+  // Exactly one of them is 0 and the other 1.
+  check((batch_axis == 0 || batch_axis == 1) && time_axis == 1 - batch_axis,
+        "ReverseSequence batch_axis and time_axis must be 0 and 1 in some order, got {} and {}",
+        batch_axis, time_axis);
+  const TensorType& lens = in.type(1);
+  check(lens.dtype == DType::i64, "ReverseSequence sequence_lens must be i64, got {}",
+        dtype_name(lens.dtype));
+  check(lens.shape == Shape{x[batch_axis]},
+        "ReverseSequence sequence_lens must be [{}] (the batch axis of {}), got {}", x[batch_axis],
+        format_shape(x), format_shape(lens.shape));
+  return {in.type(0)};
+}
+
+// X [*, M, M] floats -> the determinant of each matrix, [*].
+std::vector<TensorType> det(const InferInput& in) {
+  const TensorType& x = in.type(0);
+  require_float(x.dtype, "Det input");
+  auto rank = x.shape.size();
+  check(rank >= 2 && x.shape[rank - 1] == x.shape[rank - 2],
+        "Det input must be square matrices [*, M, M], got {}", format_shape(x.shape));
+  return one(x.dtype, Shape(x.shape.begin(), x.shape.end() - 2));
+}
+
 }  // namespace
 
 void add_opaque_ops(std::vector<OpSchema>& table) {
@@ -39,6 +68,12 @@ void add_opaque_ops(std::vector<OpSchema>& table) {
                    .infer = top_k,
                    .constant_inputs = {1},
                    .category = Category::Opaque});
+  table.push_back({.name = "ReverseSequence",
+                   .min_inputs = 2,
+                   .max_inputs = 2,
+                   .infer = reverse_sequence,
+                   .category = Category::Opaque});
+  table.push_back({.name = "Det", .infer = det, .category = Category::Opaque});
   add_opaque_rnn_ops(table);
 }
 
