@@ -52,7 +52,7 @@ void add_generator_rules(RuleTable& rules) {
   for (std::string_view op : {"Shape", "Size", "EyeLike"})
     rules.push_back({op, data_independent, fold, shape_sample, "output depends on input data"});
   for (std::string_view op : {"ConstantOfShape", "Range", "Constant", "OneHot", "HannWindow",
-                              "HammingWindow", "BlackmanWindow"})
+                              "HammingWindow", "BlackmanWindow", "MelWeightMatrix"})
     rules.push_back({op, data_independent, fold, nullptr, "output depends on input data"});
 }
 

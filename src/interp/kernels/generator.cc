@@ -5,6 +5,7 @@
 #include <numbers>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "interp/kernels/families.h"
 #include "ir/error.h"
@@ -132,6 +133,54 @@ void window(KernelArgs& args) {
   fail("no window function for '{}'", args.op);
 }
 
+// Python's (and numpy's) float floor division, which the reference's `//` is: from the exact
+// remainder, so that a / b rounding up to an integer does not move the result.
+double floor_divide(double a, double b) {
+  double mod = std::fmod(a, b);
+  double div = (a - mod) / b;
+  if (mod != 0 && (b < 0) != (mod < 0)) div -= 1;
+  double floored = std::floor(div);
+  return div - floored > 0.5 ? floored + 1 : floored;
+}
+
+// The spectrogram bin of each of the num_mel_bins + 2 triangle edges: equally spaced on the mel
+// scale (2595 log10(1 + f / 700)) from lower to upper edge, the last step short of the upper.
+std::vector<int64_t> mel_edges(int64_t bins, int64_t dft_length, int64_t sample_rate,
+                               double lower_hz, double upper_hz) {
+  double low_mel = 2595 * std::log10(1 + lower_hz / 700);
+  double high_mel = 2595 * std::log10(1 + upper_hz / 700);
+  double step = (high_mel - low_mel) / static_cast<double>(bins + 2);
+  std::vector<int64_t> edges;
+  for (int64_t k = 0; k < bins + 2; ++k) {
+    double hz = 700 * (std::pow(10.0, (static_cast<double>(k) * step + low_mel) / 2595) - 1);
+    edges.push_back(static_cast<int64_t>(
+        floor_divide(static_cast<double>(dft_length + 1) * hz, static_cast<double>(sample_rate))));
+  }
+  return edges;
+}
+
+// Mel bin i is a triangle over spectrogram bins: rising from 0 at edge i to 1 at edge i + 1,
+// falling towards 0 at edge i + 2. Written in the reference's order, so the falling side wins
+// at the centre and a zero-width rise leaves a lone 1.
+void mel_weight_matrix(KernelArgs& args) {
+  Tensor& out = args.outputs[0];
+  int64_t rows = out.shape()[0], bins = out.shape()[1];
+  std::vector<int64_t> edges = mel_edges(bins, args.inputs[1].get_int(0), args.inputs[2].get_int(0),
+                                         args.inputs[3].get(0), args.inputs[4].get(0));
+  auto put_weight = [&](int64_t row, int64_t i, double w) {
+    check(row < rows, "mel bin {} reaches spectrogram bin {}, past the last, {}", i, row, rows - 1);
+    out.set(row * bins + i, w);
+  };
+  for (int64_t i = 0; i < bins; ++i) {
+    int64_t low = edges[i], centre = edges[i + 1], high = edges[i + 2];
+    if (centre == low) put_weight(centre, i, 1);
+    for (int64_t j = low; centre > low && j <= centre; ++j)
+      put_weight(j, i, static_cast<double>(j - low) / static_cast<double>(centre - low));
+    for (int64_t j = centre; j < high; ++j)
+      put_weight(j, i, static_cast<double>(high - j) / static_cast<double>(high - centre));
+  }
+}
+
 }  // namespace
 
 void add_generator_kernels(KernelTable& table) {
@@ -144,7 +193,8 @@ void add_generator_kernels(KernelTable& table) {
                              {"Constant", constant},
                              {"HannWindow", window},
                              {"HammingWindow", window},
-                             {"BlackmanWindow", window}});
+                             {"BlackmanWindow", window},
+                             {"MelWeightMatrix", mel_weight_matrix}});
 }
 
 }  // namespace orch::interp

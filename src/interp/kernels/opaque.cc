@@ -1,8 +1,10 @@
-// Reference kernels of the opaque ops: TopK, ReverseSequence and Det here, RNN, GRU and LSTM in
-// opaque_rnn.cc.
+// Reference kernels of the opaque ops: TopK, ReverseSequence, Det and DFT here, RNN, GRU and LSTM
+// in opaque_rnn.cc.
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstring>
+#include <numbers>
 #include <numeric>
 #include <vector>
 
@@ -115,10 +117,59 @@ void det(KernelArgs& args) {
   }
 }
 
+// One DFT of the signal `in` (imaginary parts 0 for a real one), read as n values, cut or padded
+// with zeros. Writes the first out.size() of the n frequencies (or, inverse, samples divided by
+// n), each angle reduced mod n for accuracy.
+void transform(const std::vector<std::complex<double>>& in, int64_t n, bool inverse,
+               std::vector<std::complex<double>>& out) {
+  double sign = inverse ? 1 : -1;
+  int64_t used = std::min<int64_t>(n, static_cast<int64_t>(in.size()));
+  for (size_t k = 0; k < out.size(); ++k) {
+    std::complex<double> sum = 0;
+    for (int64_t t = 0; t < used; ++t) {
+      double turn = static_cast<double>(static_cast<int64_t>(k) * t % n) / static_cast<double>(n);
+      sum += in[t] * std::polar(1.0, sign * 2 * std::numbers::pi * turn);
+    }
+    out[k] = inverse ? sum / static_cast<double>(n) : sum;
+  }
+}
+
+// X [outer, length, inner, 1 or 2] -> Y [outer, out_len, inner, 2] along the normalized axis.
+void dft(KernelArgs& args) {
+  const Tensor& x = args.inputs[0];
+  Tensor& y = args.outputs[0];
+  int64_t axis = attr_int(args.attrs, "axis", 1);
+  if (axis < 0) axis += x.rank() - 1;
+  bool inverse = attr_int(args.attrs, "inverse", 0) != 0;
+  int64_t n = args.inputs.size() > 1 && args.inputs[1].defined() ? args.inputs[1].get_int(0)
+                                                                 : x.shape()[axis];
+  int64_t length = x.shape()[axis], out_len = y.shape()[axis], parts = x.shape().back();
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= x.shape()[d];
+  for (int64_t d = axis + 1; d < x.rank() - 1; ++d) inner *= x.shape()[d];
+  std::vector<double> xv = x.to_doubles();
+  std::vector<std::complex<double>> signal(length), result(out_len);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      for (int64_t t = 0; t < length; ++t) {
+        const double* v = xv.data() + ((o * length + t) * inner + i) * parts;
+        signal[t] = {v[0], parts == 2 ? v[1] : 0.0};
+      }
+      transform(signal, n, inverse, result);
+      for (int64_t k = 0; k < out_len; ++k) {
+        int64_t at = ((o * out_len + k) * inner + i) * 2;
+        y.set(at, result[k].real());
+        y.set(at + 1, result[k].imag());
+      }
+    }
+}
+
 }  // namespace
 
 void add_opaque_kernels(KernelTable& table) {
-  table.insert(table.end(), {{"TopK", top_k}, {"ReverseSequence", reverse_sequence}, {"Det", det}});
+  table.insert(
+      table.end(),
+      {{"TopK", top_k}, {"ReverseSequence", reverse_sequence}, {"Det", det}, {"DFT", dft}});
   add_opaque_rnn_kernels(table);
 }
 

@@ -1,11 +1,13 @@
 // Reference kernels of the pooling ops. Each output element reduces the input elements its
 // window covers (padding contributes nothing; AveragePool may count it in the divisor).
+// RoiAlign's kernel is in pooling_roi_align.cc.
 #include <cmath>
 #include <limits>
 #include <vector>
 
 #include "interp/kernels/families.h"
 #include "interp/kernels/linear_window3.h"
+#include "interp/kernels/pooling_roi_align.h"
 #include "interp/kernels/util.h"
 #include "ir/error.h"
 
@@ -165,6 +167,7 @@ void add_pooling_kernels(KernelTable& table) {
                              {"GlobalAveragePool", global_pool<Global::Average>},
                              {"GlobalMaxPool", global_pool<Global::Max>},
                              {"GlobalLpPool", global_pool<Global::Lp>}});
+  add_pooling_roi_align_kernels(table);
 }
 
 }  // namespace orch::interp

@@ -11,8 +11,9 @@
 namespace orch::ops {
 namespace {
 
-// ONNX TensorProto.DataType codes (EyeLike's `dtype`, the windows' `output_datatype`). The same map
-// lives in elementwise.cc for Cast; a shared helper in shape_util would serve both.
+// ONNX TensorProto.DataType codes (EyeLike's `dtype`, the windows' and MelWeightMatrix's
+// `output_datatype`). The same map lives in elementwise.cc for Cast; a shared helper in
+// shape_util would serve both.
 DType dtype_from_onnx(int64_t code) {
   static const std::map<int64_t, DType> kCodes = {
       {1, DType::f32},  {2, DType::u8},   {3, DType::i8},      {4, DType::u16},  {5, DType::i16},
@@ -132,6 +133,29 @@ std::vector<TensorType> window(const InferInput& in) {
   return one(t, {size});
 }
 
+// MelWeightMatrix: constant integer scalars num_mel_bins, dft_length, sample_rate and float
+// scalars lower_edge_hertz, upper_edge_hertz -> [dft_length / 2 + 1, num_mel_bins] of
+// output_datatype (f32 by default).
+std::vector<TensorType> mel_weight_matrix(const InferInput& in) {
+  const char* names[] = {"num_mel_bins", "dft_length", "sample_rate", "lower_edge_hertz",
+                         "upper_edge_hertz"};
+  for (size_t i = 0; i < 5; ++i) require_scalar(in, i, names[i]);
+  for (size_t i = 0; i < 3; ++i)
+    require_dtype(in.type(i).dtype, {DType::i32, DType::i64}, names[i]);
+  for (size_t i = 3; i < 5; ++i) require_float(in.type(i).dtype, names[i]);
+  int64_t bins = in.value(0).get_int(0), dft_length = in.value(1).get_int(0);
+  check(bins > 0, "num_mel_bins must be positive, got {}", bins);
+  check(dft_length > 0, "dft_length must be positive, got {}", dft_length);
+  check(in.value(2).get_int(0) > 0, "sample_rate must be positive, got {}", in.value(2).get_int(0));
+  double lower = in.value(3).get(0), upper = in.value(4).get(0);
+  check(lower >= 0 && lower <= upper,
+        "the edges must satisfy 0 <= lower_edge_hertz <= upper_edge_hertz, got {} and {}", lower,
+        upper);
+  DType t = dtype_from_onnx(attr_int(in.attrs, "output_datatype", 1));
+  check(t != DType::boolean, "output_datatype must be numeric, got bool");
+  return one(t, {dft_length / 2 + 1, bins});
+}
+
 std::vector<TensorType> constant(const InferInput& in) {
   for (std::string_view name : {"sparse_value", "value_string", "value_strings"})
     if (has_attr(in.attrs, name)) unsupported("attribute '{}' is not supported", name);
@@ -171,6 +195,11 @@ void add_generator_ops(std::vector<OpSchema>& table) {
                    {.name = "HannWindow", .infer = window, .constant_inputs = {0}},
                    {.name = "HammingWindow", .infer = window, .constant_inputs = {0}},
                    {.name = "BlackmanWindow", .infer = window, .constant_inputs = {0}},
+                   {.name = "MelWeightMatrix",
+                    .min_inputs = 5,
+                    .max_inputs = 5,
+                    .infer = mel_weight_matrix,
+                    .constant_inputs = {0, 1, 2, 3, 4}},
                });
 }
 

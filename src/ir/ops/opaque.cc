@@ -1,5 +1,5 @@
-// Shape rules of the opaque ops (kept whole, never fused): TopK, ReverseSequence, Det; RNN, GRU
-// and LSTM live in opaque_rnn.cc.
+// Shape rules of the opaque ops (kept whole, never fused): TopK, ReverseSequence, Det, DFT; RNN,
+// GRU and LSTM live in opaque_rnn.cc.
 #include "ir/error.h"
 #include "ir/ops/families.h"
 #include "ir/ops/opaque_rnn.h"
@@ -57,6 +57,38 @@ std::vector<TensorType> det(const InferInput& in) {
   return one(x.dtype, Shape(x.shape.begin(), x.shape.end() - 2));
 }
 
+// DFT (opset 17): X [batch, signal..., 1 or 2] (real, or complex as (real, imaginary) pairs) and
+// an optional constant scalar dft_length -> [..., n or n / 2 + 1 when onesided, ..., 2] along
+// `axis`, n being dft_length or the signal's length. As in the reference, `axis` counts among
+// the dims without the last, so -1 is the last signal dim.
+std::vector<TensorType> dft(const InferInput& in) {
+  const TensorType& x = in.type(0);
+  require_float(x.dtype, "DFT input");
+  auto rank = static_cast<int64_t>(x.shape.size());
+  check(rank >= 2 && (x.shape.back() == 1 || x.shape.back() == 2),
+        "DFT input must be [batch, signal..., 1 or 2], got {}", format_shape(x.shape));
+  int64_t axis = normalize_axis(attr_int(in.attrs, "axis", 1), rank - 1);
+  for (std::string_view flag : {"inverse", "onesided"}) {
+    int64_t v = attr_int(in.attrs, flag, 0);
+    check(v == 0 || v == 1, "DFT {} must be 0 or 1, got {}", flag, v);
+  }
+  int64_t length = x.shape[axis];
+  check(length > 0 || in.has(1), "DFT signal axis {} of {} is empty and no dft_length is given",
+        axis, format_shape(x.shape));
+  if (in.has(1)) {
+    const Tensor& given = in.value(1);
+    check((given.dtype() == DType::i32 || given.dtype() == DType::i64) && given.numel() == 1,
+          "DFT dft_length must be an i32 or i64 scalar, got {}{}", dtype_name(given.dtype()),
+          format_shape(given.shape()));
+    length = given.get_int(0);
+    check(length > 0, "DFT dft_length must be positive, got {}", length);
+  }
+  Shape out = x.shape;
+  out[axis] = attr_int(in.attrs, "onesided", 0) != 0 ? length / 2 + 1 : length;
+  out.back() = 2;
+  return one(x.dtype, out);
+}
+
 }  // namespace
 
 void add_opaque_ops(std::vector<OpSchema>& table) {
@@ -74,6 +106,11 @@ void add_opaque_ops(std::vector<OpSchema>& table) {
                    .infer = reverse_sequence,
                    .category = Category::Opaque});
   table.push_back({.name = "Det", .infer = det, .category = Category::Opaque});
+  table.push_back({.name = "DFT",
+                   .max_inputs = 2,
+                   .infer = dft,
+                   .constant_inputs = {1},
+                   .category = Category::Opaque});
   add_opaque_rnn_ops(table);
 }
 

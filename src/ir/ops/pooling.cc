@@ -1,5 +1,7 @@
-// Shape rules of the pooling ops: windowed (MaxPool, AveragePool, LpPool) and global ones.
+// Shape rules of the pooling ops: windowed (MaxPool, AveragePool, LpPool), global ones and
+// RoiAlign.
 #include <algorithm>
+#include <string>
 
 #include "ir/error.h"
 #include "ir/ops/families.h"
@@ -96,6 +98,43 @@ std::vector<TensorType> max_unpool(const InferInput& in) {
   return one(in.type(0).dtype, out);
 }
 
+// X [N, C, H, W], rois [R, 4] of X's dtype, i64 batch_indices [R] -> [R, C, output_height,
+// output_width].
+std::vector<TensorType> roi_align(const InferInput& in) {
+  const TensorType& x = in.type(0);
+  require_float(x.dtype, "RoiAlign input");
+  check(x.shape.size() == 4, "RoiAlign input must be [N, C, H, W], got {}", format_shape(x.shape));
+  // Every sample reads a pixel, even one outside the image (with weight 0).
+  check(x.shape[2] > 0 && x.shape[3] > 0, "RoiAlign input {} has an empty image",
+        format_shape(x.shape));
+  const TensorType& rois = in.type(1);
+  check(rois.dtype == x.dtype, "RoiAlign rois must be {} like the input, got {}",
+        dtype_name(x.dtype), dtype_name(rois.dtype));
+  check(rois.shape.size() == 2 && rois.shape[1] == 4, "RoiAlign rois must be [num_rois, 4], got {}",
+        format_shape(rois.shape));
+  const TensorType& batch = in.type(2);
+  check(batch.dtype == DType::i64, "RoiAlign batch_indices must be i64, got {}",
+        dtype_name(batch.dtype));
+  check(batch.shape == Shape{rois.shape[0]}, "RoiAlign batch_indices must be [{}], got {}",
+        rois.shape[0], format_shape(batch.shape));
+  std::string mode = attr_string(in.attrs, "mode", "avg");
+  check(mode == "avg" || mode == "max", "RoiAlign mode must be 'avg' or 'max', got '{}'", mode);
+  std::string transform = attr_string(in.attrs, "coordinate_transformation_mode", "half_pixel");
+  check(transform == "half_pixel" || transform == "output_half_pixel",
+        "RoiAlign coordinate_transformation_mode must be 'half_pixel' or 'output_half_pixel', "
+        "got '{}'",
+        transform);
+  int64_t height = attr_int(in.attrs, "output_height", 1);
+  int64_t width = attr_int(in.attrs, "output_width", 1);
+  check(height > 0 && width > 0,
+        "RoiAlign output_height and output_width must be positive, got {} "
+        "and {}",
+        height, width);
+  int64_t ratio = attr_int(in.attrs, "sampling_ratio", 0);
+  check(ratio >= 0, "RoiAlign sampling_ratio must not be negative, got {}", ratio);
+  return one(x.dtype, {rois.shape[0], x.shape[1], height, width});
+}
+
 }  // namespace
 
 void add_pooling_ops(std::vector<OpSchema>& table) {
@@ -109,6 +148,7 @@ void add_pooling_ops(std::vector<OpSchema>& table) {
                    .constant_inputs = {2}});
   for (std::string_view op : {"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"})
     table.push_back({.name = op, .infer = global_pool});
+  table.push_back({.name = "RoiAlign", .min_inputs = 3, .max_inputs = 3, .infer = roi_align});
 }
 
 }  // namespace orch::ops
