@@ -39,6 +39,9 @@ constexpr std::pair<std::string_view, std::string_view> kNoRule[] = {
     {"QLinearMatMul", "quantized linear op (requantization)"},
     {"DynamicQuantizeLinear", "its scale comes from reductions of the data, with a case for 0 / 0"},
     {"GridSample", "data-dependent gather (sampling at the grid's coordinates)"},
+    {"RoiAlign", "data-dependent gather (sampling at the regions' coordinates)"},
+    {"NegativeLogLikelihoodLoss", "a training loss: data-dependent gather of the target class"},
+    {"SoftmaxCrossEntropyLoss", "a training loss: data-dependent gather of the target class"},
 };
 
 // The rule for the node, or nullptr with the reason it is kept whole.

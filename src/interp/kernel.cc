@@ -17,6 +17,7 @@ KernelTable build_table() {
   add_generator_kernels(table);
   add_opaque_kernels(table);
   add_quantize_kernels(table);
+  add_loss_kernels(table);
   add_primitive_kernels(table);
   return table;
 }

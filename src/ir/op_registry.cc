@@ -25,6 +25,7 @@ std::vector<OpSchema> build_table() {
   ops::add_generator_ops(table);
   ops::add_opaque_ops(table);
   ops::add_quantize_ops(table);
+  ops::add_loss_ops(table);
   ops::add_primitive_ops(table);
   return table;
 }

@@ -15,6 +15,7 @@ void add_indexing_kernels(KernelTable& table);
 void add_generator_kernels(KernelTable& table);
 void add_opaque_kernels(KernelTable& table);
 void add_quantize_kernels(KernelTable& table);
+void add_loss_kernels(KernelTable& table);
 /// Kernels of the `prim.*` primitives (prim_*.cc).
 void add_primitive_kernels(KernelTable& table);
 

@@ -17,6 +17,7 @@ void add_indexing_ops(std::vector<OpSchema>& table);
 void add_generator_ops(std::vector<OpSchema>& table);
 void add_opaque_ops(std::vector<OpSchema>& table);
 void add_quantize_ops(std::vector<OpSchema>& table);
+void add_loss_ops(std::vector<OpSchema>& table);
 /// The `prim.*` primitives that fission produces (src/ir/ops/prim_*.cc).
 void add_primitive_ops(std::vector<OpSchema>& table);
 
