@@ -9,18 +9,13 @@ namespace orch {
 namespace {
 
 using op_test::error_of;
+using op_test::f32;
+using op_test::ints;
 using op_test::run;
 using op_test::run_all;
 
 using Ints = std::vector<int64_t>;
 using Doubles = std::vector<double>;
-
-Tensor f32(Shape shape, Doubles values) {
-  return Tensor::from_doubles(DType::f32, std::move(shape), values);
-}
-Tensor ints(DType dtype, Shape shape, Ints values) {
-  return Tensor::from_ints(dtype, std::move(shape), values);
-}
 
 TEST(QuantizeLinear, RoundsHalfToEvenAddsTheZeroPointAndSaturates) {
   // x / 0.5 = [-2, 0.5, 1.5, 2.5, 600] rounds to [-2, 0, 2, 2, 600].
