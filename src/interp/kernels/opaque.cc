@@ -1,5 +1,5 @@
-// Reference kernels of the opaque ops: TopK, ReverseSequence, Det and DFT here, RNN, GRU and LSTM
-// in opaque_rnn.cc.
+// Reference kernels of the opaque ops: TopK, ReverseSequence, Det, DFT and STFT here, RNN, GRU and
+// LSTM in opaque_rnn.cc.
 #include <algorithm>
 #include <cmath>
 #include <complex>
@@ -164,12 +164,49 @@ void dft(KernelArgs& args) {
     }
 }
 
+// Signal [batch, signal_length, 1 or 2] -> Y [batch, frames, bins, 2]: frame f starts at sample
+// f * frame_step, is weighted by the window (when given) and transformed like DFT, keeping the
+// first `bins` frequencies. The shape rule has checked frame_length against the window and signal.
+void stft(KernelArgs& args) {
+  const Tensor& x = args.inputs[0];
+  Tensor& y = args.outputs[0];
+  int64_t step = args.inputs[1].get_int(0);
+  bool has_window = args.inputs.size() > 2 && args.inputs[2].defined();
+  int64_t signal_length = x.shape()[1], parts = x.shape()[2];
+  int64_t batch = y.shape()[0], frames = y.shape()[1], bins = y.shape()[2];
+  // frame_length, when absent, is the window's length, else the whole signal's.
+  int64_t length = signal_length;
+  if (args.inputs.size() > 3 && args.inputs[3].defined())
+    length = args.inputs[3].get_int(0);
+  else if (has_window)
+    length = args.inputs[2].numel();
+  std::vector<double> window =
+      has_window ? args.inputs[2].to_doubles() : std::vector<double>(length, 1.0);
+  std::vector<double> xv = x.to_doubles();
+  std::vector<std::complex<double>> frame(length), result(bins);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t f = 0; f < frames; ++f) {
+      for (int64_t t = 0; t < length; ++t) {
+        const double* v = xv.data() + (b * signal_length + f * step + t) * parts;
+        frame[t] = std::complex<double>(v[0], parts == 2 ? v[1] : 0.0) * window[t];
+      }
+      transform(frame, length, false, result);
+      for (int64_t k = 0; k < bins; ++k) {
+        int64_t at = ((b * frames + f) * bins + k) * 2;
+        y.set(at, result[k].real());
+        y.set(at + 1, result[k].imag());
+      }
+    }
+}
+
 }  // namespace
 
 void add_opaque_kernels(KernelTable& table) {
-  table.insert(
-      table.end(),
-      {{"TopK", top_k}, {"ReverseSequence", reverse_sequence}, {"Det", det}, {"DFT", dft}});
+  table.insert(table.end(), {{"TopK", top_k},
+                             {"ReverseSequence", reverse_sequence},
+                             {"Det", det},
+                             {"DFT", dft},
+                             {"STFT", stft}});
   add_opaque_rnn_kernels(table);
 }
 

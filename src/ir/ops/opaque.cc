@@ -1,5 +1,5 @@
-// Shape rules of the opaque ops (kept whole, never fused): TopK, ReverseSequence, Det, DFT; RNN,
-// GRU and LSTM live in opaque_rnn.cc.
+// Shape rules of the opaque ops (kept whole, never fused): TopK, ReverseSequence, Det, DFT, STFT;
+// RNN, GRU and LSTM live in opaque_rnn.cc.
 #include "ir/error.h"
 #include "ir/ops/families.h"
 #include "ir/ops/opaque_rnn.h"
@@ -89,6 +89,48 @@ std::vector<TensorType> dft(const InferInput& in) {
   return one(x.dtype, out);
 }
 
+// The value of STFT's constant scalar input `i`, which must be a positive i32 or i64.
+int64_t stft_positive_scalar(const InferInput& in, size_t i, std::string_view what) {
+  const Tensor& t = in.value(i);
+  check((t.dtype() == DType::i32 || t.dtype() == DType::i64) && t.numel() == 1,
+        "STFT {} must be an i32 or i64 scalar, got {}{}", what, dtype_name(t.dtype()),
+        format_shape(t.shape()));
+  int64_t v = t.get_int(0);
+  check(v > 0, "STFT {} must be positive, got {}", what, v);
+  return v;
+}
+
+// STFT (opset 17): signal [batch, signal_length, 1 or 2], constant frame_step, optional window
+// [frame_length] and constant frame_length -> [batch, frames, bins, 2]. As in the reference,
+// frame_length defaults to the window's length, else to the whole signal; frames are the whole
+// ones that fit, and bins are frame_length / 2 + 1 when onesided (the default), else frame_length.
+std::vector<TensorType> stft(const InferInput& in) {
+  const TensorType& x = in.type(0);
+  require_float(x.dtype, "STFT signal");
+  check(x.shape.size() == 3 && (x.shape[2] == 1 || x.shape[2] == 2),
+        "STFT signal must be [batch, signal_length, 1 or 2], got {}", format_shape(x.shape));
+  int64_t signal_length = x.shape[1];
+  int64_t step = stft_positive_scalar(in, 1, "frame_step");
+  int64_t length = in.has(3) ? stft_positive_scalar(in, 3, "frame_length") : signal_length;
+  if (in.has(2)) {
+    const TensorType& window = in.type(2);
+    check(window.dtype == x.dtype, "STFT window must be {} like the signal, got {}",
+          dtype_name(x.dtype), dtype_name(window.dtype));
+    check(window.shape.size() == 1, "STFT window must be [window_length], got {}",
+          format_shape(window.shape));
+    check(!in.has(3) || window.shape[0] == length,
+          "STFT window length {} differs from frame_length {}", window.shape[0], length);
+    length = window.shape[0];
+  }
+  check(length > 0 && length <= signal_length,
+        "STFT frame_length {} must be in [1, {}] (the signal's length)", length, signal_length);
+  int64_t onesided = attr_int(in.attrs, "onesided", 1);
+  check(onesided == 0 || onesided == 1, "STFT onesided must be 0 or 1, got {}", onesided);
+  int64_t frames = (signal_length - length) / step + 1;
+  int64_t bins = onesided != 0 ? length / 2 + 1 : length;
+  return one(x.dtype, {x.shape[0], frames, bins, 2});
+}
+
 }  // namespace
 
 void add_opaque_ops(std::vector<OpSchema>& table) {
@@ -110,6 +152,12 @@ void add_opaque_ops(std::vector<OpSchema>& table) {
                    .max_inputs = 2,
                    .infer = dft,
                    .constant_inputs = {1},
+                   .category = Category::Opaque});
+  table.push_back({.name = "STFT",
+                   .min_inputs = 2,
+                   .max_inputs = 4,
+                   .infer = stft,
+                   .constant_inputs = {1, 3},
                    .category = Category::Opaque});
   add_opaque_rnn_ops(table);
 }
