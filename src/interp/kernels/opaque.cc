@@ -1,9 +1,10 @@
-// Reference kernels of the opaque ops: TopK, ReverseSequence, Det, DFT and STFT here, RNN, GRU and
-// LSTM in opaque_rnn.cc.
+// Reference kernels of the opaque ops: TopK, ReverseSequence, Det, DFT, STFT and TfIdfVectorizer
+// here, RNN, GRU and LSTM in opaque_rnn.cc.
 #include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstring>
+#include <map>
 #include <numbers>
 #include <numeric>
 #include <vector>
@@ -199,6 +200,78 @@ void stft(KernelArgs& args) {
     }
 }
 
+// TfIdfVectorizer's pooled n-grams of lengths [min_n, max_n], each mapped to its output column
+// (ngram_indexes of its place among all pooled n-grams). A repeated n-gram keeps its last column,
+// as in the reference's trie.
+using Grams = std::map<std::vector<int64_t>, int64_t>;
+
+Grams tfidf_grams(const Attributes& attrs, int64_t min_n, int64_t max_n) {
+  std::vector<int64_t> starts = attr_ints(attrs, "ngram_counts");
+  std::vector<int64_t> pool = attr_ints(attrs, "pool_int64s");
+  std::vector<int64_t> indexes = attr_ints(attrs, "ngram_indexes");
+  Grams grams;
+  size_t place = 0;
+  for (size_t i = 0; i < starts.size(); ++i) {
+    auto n = static_cast<int64_t>(i) + 1;
+    int64_t end = i + 1 < starts.size() ? starts[i + 1] : static_cast<int64_t>(pool.size());
+    for (int64_t at = starts[i]; at < end; at += n, ++place)
+      if (n >= min_n && n <= max_n)
+        grams[std::vector<int64_t>(pool.begin() + at, pool.begin() + at + n)] = indexes[place];
+  }
+  return grams;
+}
+
+// Adds one row's n-gram counts to `counts` as the reference does: for each skip distance from 1
+// to max_skip_count + 1 and each start, the n-grams of that stride, counting each length from
+// `shortest` on. Unigrams are counted in the first pass only, since skips do not change them.
+void tfidf_count(const int64_t* x, int64_t c, const Grams& grams, int64_t min_n, int64_t max_n,
+                 int64_t max_skip, std::vector<int64_t>& counts) {
+  int64_t shortest = min_n;
+  for (int64_t skip = 1; skip <= max_skip + 1; ++skip) {
+    for (int64_t start = 0; start + skip * (shortest - 1) < c; ++start) {
+      std::vector<int64_t> gram;
+      for (int64_t at = start; static_cast<int64_t>(gram.size()) < max_n && at < c; at += skip) {
+        gram.push_back(x[at]);
+        auto hit = grams.find(gram);
+        if (static_cast<int64_t>(gram.size()) >= shortest && hit != grams.end())
+          ++counts[hit->second];
+      }
+    }
+    if (shortest == 1) {
+      shortest = 2;
+      if (shortest > max_n) break;
+    }
+  }
+}
+
+// X [C] or [N, C] -> Y [width] or [N, width]: TF is the count of each column's n-gram, IDF its
+// weight (1 without weights) where the count is positive, TFIDF the count times the weight.
+void tfidf_vectorizer(KernelArgs& args) {
+  const Tensor& x = args.inputs[0];
+  Tensor& y = args.outputs[0];
+  int64_t min_n = attr_int(args.attrs, "min_gram_length", 0);
+  int64_t max_n = attr_int(args.attrs, "max_gram_length", 0);
+  int64_t max_skip = attr_int(args.attrs, "max_skip_count", 0);
+  std::string mode = attr_string(args.attrs, "mode", "");
+  std::vector<float> weights = attr_floats(args.attrs, "weights");
+  Grams grams = tfidf_grams(args.attrs, min_n, max_n);
+  int64_t c = x.shape().back(), width = y.shape().back();
+  int64_t rows = x.rank() == 2 ? x.shape()[0] : 1;
+  std::vector<int64_t> xv = x.to_ints();
+  std::vector<int64_t> counts(width);
+  for (int64_t r = 0; r < rows; ++r) {
+    std::fill(counts.begin(), counts.end(), 0);
+    tfidf_count(xv.data() + r * c, c, grams, min_n, max_n, max_skip, counts);
+    for (int64_t i = 0; i < width; ++i) {
+      double weight = weights.empty() ? 1.0 : weights[i];
+      double value = static_cast<double>(counts[i]);
+      if (mode == "IDF") value = counts[i] > 0 ? weight : 0.0;
+      if (mode == "TFIDF") value *= weight;
+      y.set(r * width + i, value);
+    }
+  }
+}
+
 }  // namespace
 
 void add_opaque_kernels(KernelTable& table) {
@@ -206,7 +279,8 @@ void add_opaque_kernels(KernelTable& table) {
                              {"ReverseSequence", reverse_sequence},
                              {"Det", det},
                              {"DFT", dft},
-                             {"STFT", stft}});
+                             {"STFT", stft},
+                             {"TfIdfVectorizer", tfidf_vectorizer}});
   add_opaque_rnn_kernels(table);
 }
 

@@ -1,5 +1,7 @@
-// Shape rules of the opaque ops (kept whole, never fused): TopK, ReverseSequence, Det, DFT, STFT;
-// RNN, GRU and LSTM live in opaque_rnn.cc.
+// Shape rules of the opaque ops (kept whole, never fused): TopK, ReverseSequence, Det, DFT, STFT,
+// TfIdfVectorizer; RNN, GRU and LSTM live in opaque_rnn.cc.
+#include <algorithm>
+
 #include "ir/error.h"
 #include "ir/ops/families.h"
 #include "ir/ops/opaque_rnn.h"
@@ -131,6 +133,70 @@ std::vector<TensorType> stft(const InferInput& in) {
   return one(x.dtype, {x.shape[0], frames, bins, 2});
 }
 
+// The number of n-grams in TfIdfVectorizer's pool_int64s, which holds the n-grams of each length
+// n = i + 1 from ngram_counts[i] up to the next start (or the pool's end), so each such run must
+// be whole n-grams.
+int64_t tfidf_gram_count(const Attributes& attrs) {
+  std::vector<int64_t> starts = attr_ints(attrs, "ngram_counts");
+  auto pool = static_cast<int64_t>(attr_ints(attrs, "pool_int64s").size());
+  int64_t grams = 0;
+  for (size_t i = 0; i < starts.size(); ++i) {
+    int64_t n = static_cast<int64_t>(i) + 1;
+    int64_t end = i + 1 < starts.size() ? starts[i + 1] : pool;
+    check(starts[i] >= 0 && starts[i] <= end && end <= pool && (end - starts[i]) % n == 0,
+          "TfIdfVectorizer ngram_counts[{}] = {} does not start a run of whole {}-grams ending at "
+          "{} in pool_int64s of {}",
+          i, starts[i], n, end, pool);
+    grams += (end - starts[i]) / n;
+  }
+  return grams;
+}
+
+// Checks TfIdfVectorizer's attributes against each other and returns the output width,
+// max(ngram_indexes) + 1: ngram_indexes gives each pooled n-gram its output column, and the
+// reference reads weights by output column.
+int64_t tfidf_width(const Attributes& attrs) {
+  if (has_attr(attrs, "pool_strings"))
+    unsupported("TfIdfVectorizer pool_strings is not supported (orch has no string tensors)");
+  std::string mode = attr_string(attrs, "mode", "");
+  check(mode == "TF" || mode == "IDF" || mode == "TFIDF",
+        "TfIdfVectorizer mode must be TF, IDF or TFIDF, got '{}'", mode);
+  int64_t min_n = attr_int(attrs, "min_gram_length", 0);
+  int64_t max_n = attr_int(attrs, "max_gram_length", 0);
+  check(min_n >= 1 && min_n <= max_n,
+        "TfIdfVectorizer needs 1 <= min_gram_length <= max_gram_length, got {} and {}", min_n,
+        max_n);
+  int64_t skips = attr_int(attrs, "max_skip_count", 0);
+  check(skips >= 0, "TfIdfVectorizer max_skip_count must not be negative, got {}", skips);
+  std::vector<int64_t> indexes = attr_ints(attrs, "ngram_indexes");
+  int64_t grams = tfidf_gram_count(attrs);
+  check(!indexes.empty() && static_cast<int64_t>(indexes.size()) == grams,
+        "TfIdfVectorizer needs one ngram_indexes entry per pooled n-gram ({}), got {}", grams,
+        indexes.size());
+  int64_t lowest = *std::min_element(indexes.begin(), indexes.end());
+  check(lowest >= 0, "TfIdfVectorizer ngram_indexes must not be negative, got {}", lowest);
+  int64_t width = *std::max_element(indexes.begin(), indexes.end()) + 1;
+  if (has_attr(attrs, "weights")) {
+    auto weights = static_cast<int64_t>(attr_floats(attrs, "weights").size());
+    check(weights == grams && weights >= width,
+          "TfIdfVectorizer needs one weight per n-gram ({}) covering every output column ({}), "
+          "got {}",
+          grams, width, weights);
+  }
+  return width;
+}
+
+// TfIdfVectorizer (opset 9): integer X [C] or [N, C] -> f32 [width] or [N, width].
+std::vector<TensorType> tfidf_vectorizer(const InferInput& in) {
+  const TensorType& x = in.type(0);
+  require_dtype(x.dtype, {DType::i32, DType::i64}, "TfIdfVectorizer input");
+  check(x.shape.size() == 1 || x.shape.size() == 2,
+        "TfIdfVectorizer input must be [C] or [N, C], got {}", format_shape(x.shape));
+  Shape out = x.shape;
+  out.back() = tfidf_width(in.attrs);
+  return one(DType::f32, out);
+}
+
 }  // namespace
 
 void add_opaque_ops(std::vector<OpSchema>& table) {
@@ -159,6 +225,8 @@ void add_opaque_ops(std::vector<OpSchema>& table) {
                    .infer = stft,
                    .constant_inputs = {1, 3},
                    .category = Category::Opaque});
+  table.push_back(
+      {.name = "TfIdfVectorizer", .infer = tfidf_vectorizer, .category = Category::Opaque});
   add_opaque_rnn_ops(table);
 }
 
