@@ -9,9 +9,12 @@
 #include "ir/builder.h"
 #include "ir/error.h"
 #include "ir/text_format.h"
+#include "op_test_util.h"
 
 namespace orch {
 namespace {
+
+using op_test::expect_near;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -49,17 +52,6 @@ std::string build_error(const std::string& op, const std::vector<Tensor>& inputs
     return e.what();
   }
   return "no error";
-}
-
-void expect_near(const Tensor& t, const std::vector<double>& expected, double tol = 1e-6) {
-  std::vector<double> got = t.to_doubles();
-  ASSERT_EQ(got.size(), expected.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    if (std::isnan(expected[i]))
-      EXPECT_TRUE(std::isnan(got[i])) << "element " << i;
-    else
-      EXPECT_NEAR(got[i], expected[i], tol) << "element " << i;
-  }
 }
 
 TEST(Elementwise, IntegerModFollowsDivisorSignUnlessFmod) {

@@ -5,14 +5,8 @@
 #include "interp/interpreter.h"
 #include "op_test_util.h"
 
-namespace orch {
+namespace orch::op_test {
 namespace {
-
-using op_test::error_of;
-using op_test::f32;
-using op_test::run;
-
-using Doubles = std::vector<double>;
 
 // X = [[1, 2], [3, 4]] as [1, 1, 2, 2].
 Tensor square() {
@@ -22,12 +16,6 @@ Tensor square() {
 // A [1, 1, points, 2] grid of (x, y) points.
 Tensor grid(Doubles xy) {
   return f32({1, 1, static_cast<int64_t>(xy.size() / 2), 2}, xy);
-}
-
-void expect_near(const Tensor& t, const Doubles& expected) {
-  Doubles got = t.to_doubles();
-  ASSERT_EQ(got.size(), expected.size());
-  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], expected[i], 1e-6) << "at " << i;
 }
 
 TEST(GridSample, BilinearWithoutAlignCornersZerosAndBorder) {
@@ -80,4 +68,4 @@ TEST(GridSample, RejectsBadShapesAndAttributes) {
 }
 
 }  // namespace
-}  // namespace orch
+}  // namespace orch::op_test

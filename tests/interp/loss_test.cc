@@ -7,16 +7,8 @@
 #include "interp/interpreter.h"
 #include "op_test_util.h"
 
-namespace orch {
+namespace orch::op_test {
 namespace {
-
-using op_test::error_of;
-using op_test::f32;
-using op_test::ints;
-using op_test::run;
-using op_test::run_all;
-
-using Doubles = std::vector<double>;
 
 Attributes reduction(const char* r) {
   return {{"reduction", std::string(r)}};
@@ -100,4 +92,4 @@ TEST(SoftmaxCrossEntropyLoss, LogSoftmaxThenNegativeLogLikelihood) {
 }
 
 }  // namespace
-}  // namespace orch
+}  // namespace orch::op_test

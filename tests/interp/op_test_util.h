@@ -1,6 +1,9 @@
 // Helpers shared by the interpreter's op tests: run one op over constant inputs.
 #pragma once
 
+#include <gtest/gtest.h>
+
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -9,6 +12,9 @@
 #include "ir/error.h"
 
 namespace orch::op_test {
+
+using Ints = std::vector<int64_t>;
+using Doubles = std::vector<double>;
 
 /// Tensor literals for tests.
 inline Tensor f32(Shape shape, std::vector<double> values) {
@@ -44,6 +50,18 @@ inline std::string error_of(const std::string& op, std::vector<Tensor> inputs,
     return e.what();
   }
   return "";
+}
+
+/// Expects `t`'s values within `tol` of `expected`, NaN where it is NaN.
+inline void expect_near(const Tensor& t, const Doubles& expected, double tol = 1e-6) {
+  Doubles got = t.to_doubles();
+  ASSERT_EQ(got.size(), expected.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (std::isnan(expected[i]))
+      EXPECT_TRUE(std::isnan(got[i])) << "element " << i;
+    else
+      EXPECT_NEAR(got[i], expected[i], tol) << "element " << i;
+  }
 }
 
 }  // namespace orch::op_test

@@ -5,17 +5,8 @@
 #include "interp/interpreter.h"
 #include "op_test_util.h"
 
-namespace orch {
+namespace orch::op_test {
 namespace {
-
-using op_test::error_of;
-using op_test::f32;
-using op_test::ints;
-using op_test::run;
-using op_test::run_all;
-
-using Ints = std::vector<int64_t>;
-using Doubles = std::vector<double>;
 
 TEST(QuantizeLinear, RoundsHalfToEvenAddsTheZeroPointAndSaturates) {
   // x / 0.5 = [-2, 0.5, 1.5, 2.5, 600] rounds to [-2, 0, 2, 2, 600].
@@ -75,4 +66,4 @@ TEST(DynamicQuantizeLinear, ScaleAndZeroPointFromTheRange) {
 }
 
 }  // namespace
-}  // namespace orch
+}  // namespace orch::op_test

@@ -4,21 +4,8 @@
 #include "interp/interpreter.h"
 #include "op_test_util.h"
 
-namespace orch {
+namespace orch::op_test {
 namespace {
-
-using op_test::error_of;
-using op_test::f32;
-using op_test::ints;
-using op_test::run;
-
-using Doubles = std::vector<double>;
-
-void expect_near(const Tensor& t, const Doubles& want) {
-  Doubles got = t.to_doubles();
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5) << "at " << i;
-}
 
 Tensor scalar(int64_t v) {
   return ints(DType::i64, {}, {v});
@@ -56,4 +43,4 @@ TEST(STFT, RejectsFramesLongerThanTheSignalAndMismatchedWindows) {
 }
 
 }  // namespace
-}  // namespace orch
+}  // namespace orch::op_test

@@ -4,15 +4,8 @@
 #include "interp/interpreter.h"
 #include "op_test_util.h"
 
-namespace orch {
+namespace orch::op_test {
 namespace {
-
-using op_test::error_of;
-using op_test::f32;
-using op_test::ints;
-using op_test::run;
-
-using Doubles = std::vector<double>;
 
 // Unigrams 1 and 3 (columns 0, 1), bigrams [1, 2], [2, 3] and [1, 1] (columns 2, 3, 4), lengths
 // 1 and 2, skipping at most one item.
@@ -71,4 +64,4 @@ TEST(TfIdfVectorizer, RejectsBadAttributesAndFloatInput) {
 }
 
 }  // namespace
-}  // namespace orch
+}  // namespace orch::op_test

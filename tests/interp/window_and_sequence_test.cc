@@ -4,23 +4,10 @@
 #include "interp/interpreter.h"
 #include "op_test_util.h"
 
-namespace orch {
+namespace orch::op_test {
 namespace {
 
-using op_test::error_of;
-using op_test::f32;
-using op_test::ints;
-using op_test::run;
-
-using Ints = std::vector<int64_t>;
-using Doubles = std::vector<double>;
-
 // Element by element within f32 rounding: the kernels compute in double and round once.
-void expect_near(const Tensor& t, const Doubles& want) {
-  Doubles got = t.to_doubles();
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-6) << "at " << i;
-}
 
 // 0.5 - 0.5 cos(2 pi n / N): N = 4 when periodic, 3 when symmetric (cos(2 pi / 3) = -0.5).
 TEST(HannWindow, PeriodicAndSymmetric) {
@@ -67,4 +54,4 @@ TEST(Det, TwoByTwoAndThreeByThree) {
 }
 
 }  // namespace
-}  // namespace orch
+}  // namespace orch::op_test
