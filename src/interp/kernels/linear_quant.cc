@@ -48,12 +48,6 @@ void store_i32(Tensor& y, const std::vector<double>& values) {
   for (int64_t i = 0; i < y.numel(); ++i) y.set_int(i, static_cast<int64_t>(values[i]));
 }
 
-// Rounds half to even, adds the zero point and saturates to y's 8-bit type.
-void quantize(Tensor& y, int64_t i, double scaled, double zero_point) {
-  double lo = y.dtype() == DType::u8 ? 0 : -128, hi = y.dtype() == DType::u8 ? 255 : 127;
-  y.set(i, std::clamp(std::nearbyint(scaled) + zero_point, lo, hi));
-}
-
 void matmul_integer(KernelArgs& args) {
   const Tensor& a = args.inputs[0];
   const Tensor& b = args.inputs[1];
@@ -88,7 +82,7 @@ void qlinear_matmul(KernelArgs& args) {
     float factor = static_cast<float>(in[1].get(a_scale(i))) *
                    static_cast<float>(in[4].get(b_scale(i))) /
                    static_cast<float>(in[6].get(y_scale(i)));
-    quantize(y, i, acc[i] * factor, in[7].get(y_zero(i)));
+    store_quantized(y, i, acc[i] * factor, in[7].get(y_zero(i)));
   }
 }
 
@@ -106,7 +100,7 @@ void qlinear_conv(KernelArgs& args) {
     double w_scale = in[4].get(in[4].numel() == 1 ? 0 : m);
     float factor = static_cast<float>(in[1].get(0)) * static_cast<float>(w_scale) /
                    static_cast<float>(in[6].get(0));
-    quantize(y, i, acc[i] * factor, in[7].get(0));
+    store_quantized(y, i, acc[i] * factor, in[7].get(0));
   }
 }
 

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "interp/kernels/families.h"
+#include "interp/kernels/util.h"
 #include "ir/attribute.h"
 #include "ir/dtype.h"
 
@@ -35,12 +36,6 @@ struct Params {
     return zero_point ? static_cast<float>(zero_point->get(at(i))) : 0.0f;
   }
 };
-
-// Rounds half to even, adds the zero point and saturates to y's 8-bit type.
-void store_quantized(Tensor& y, int64_t i, float scaled, float zero_point) {
-  float lo = y.dtype() == DType::u8 ? 0 : -128, hi = y.dtype() == DType::u8 ? 255 : 127;
-  y.set(i, std::clamp(std::nearbyint(scaled) + zero_point, lo, hi));
-}
 
 void quantize_linear(KernelArgs& args) {
   const Tensor& x = args.inputs[0];

@@ -1,5 +1,8 @@
 #include "interp/kernels/util.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace orch::interp {
 
 BroadcastIndex::BroadcastIndex(const Shape& in_shape, const Shape& out_shape)
@@ -33,6 +36,11 @@ int64_t ravel(const std::vector<int64_t>& index, const Shape& shape) {
   int64_t flat = 0;
   for (size_t i = 0; i < shape.size(); ++i) flat = flat * shape[i] + index[i];
   return flat;
+}
+
+void store_quantized(Tensor& y, int64_t i, double scaled, double zero_point) {
+  double lo = y.dtype() == DType::u8 ? 0 : -128, hi = y.dtype() == DType::u8 ? 255 : 127;
+  y.set(i, std::clamp(std::nearbyint(scaled) + zero_point, lo, hi));
 }
 
 }  // namespace orch::interp

@@ -24,4 +24,8 @@ std::vector<int64_t> unravel(int64_t flat, const Shape& shape);
 /// Flat index of `index` in `shape` (row-major).
 int64_t ravel(const std::vector<int64_t>& index, const Shape& shape);
 
+/// Stores `scaled` rounded half to even, plus `zero_point`, saturated to y's 8-bit type (u8 or
+/// i8): how QuantizeLinear and the QLinear ops quantize.
+void store_quantized(Tensor& y, int64_t i, double scaled, double zero_point);
+
 }  // namespace orch::interp
