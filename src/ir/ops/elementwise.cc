@@ -133,53 +133,9 @@ std::vector<TensorType> prelu_rule(const InferInput& in) {
   return {in.type(0)};
 }
 
-// ONNX TensorProto.DataType codes of Cast's `to`; orch has no string, complex or float8 types.
-DType dtype_from_onnx(int64_t code) {
-  switch (code) {
-    case 1:
-      return DType::f32;
-    case 2:
-      return DType::u8;
-    case 3:
-      return DType::i8;
-    case 4:
-      return DType::u16;
-    case 5:
-      return DType::i16;
-    case 6:
-      return DType::i32;
-    case 7:
-      return DType::i64;
-    case 9:
-      return DType::boolean;
-    case 10:
-      return DType::f16;
-    case 11:
-      return DType::f64;
-    case 12:
-      return DType::u32;
-    case 13:
-      return DType::u64;
-    case 16:
-      return DType::bf16;
-    case 8:
-      fail("Cast to STRING is not supported");
-    case 14:
-    case 15:
-      fail("Cast to a complex type ({}) is not supported", code);
-    case 17:
-    case 18:
-    case 19:
-    case 20:
-      fail("Cast to a float8 type ({}) is not supported", code);
-    default:
-      fail("'to' = {} is not a known ONNX tensor type", code);
-  }
-}
-
 std::vector<TensorType> cast_rule(const InferInput& in) {
   check(has_attr(in.attrs, "to"), "attribute 'to' is required");
-  return one(dtype_from_onnx(attr_int(in.attrs, "to", 0)), in.type(0).shape);
+  return one(dtype_from_onnx(attr_int(in.attrs, "to", 0), "Cast to"), in.type(0).shape);
 }
 
 std::vector<TensorType> castlike_rule(const InferInput& in) {

@@ -1,7 +1,6 @@
 // Shape rules of the generator ops: outputs made from shapes, attributes or constant scalars.
 #include <algorithm>
 #include <cmath>
-#include <map>
 
 #include "ir/error.h"
 #include "ir/ops/families.h"
@@ -10,19 +9,6 @@
 
 namespace orch::ops {
 namespace {
-
-// ONNX TensorProto.DataType codes (EyeLike's `dtype`, the windows' and MelWeightMatrix's
-// `output_datatype`). The same map lives in elementwise.cc for Cast; a shared helper in
-// shape_util would serve both.
-DType dtype_from_onnx(int64_t code) {
-  static const std::map<int64_t, DType> kCodes = {
-      {1, DType::f32},  {2, DType::u8},   {3, DType::i8},      {4, DType::u16},  {5, DType::i16},
-      {6, DType::i32},  {7, DType::i64},  {9, DType::boolean}, {10, DType::f16}, {11, DType::f64},
-      {12, DType::u32}, {13, DType::u64}, {16, DType::bf16}};
-  auto it = kCodes.find(code);
-  if (it == kCodes.end()) unsupported("ONNX data type {} is not supported", code);
-  return it->second;
-}
 
 // A scalar (or one-element) input; `what` names it in errors.
 void require_scalar(const InferInput& in, size_t i, std::string_view what) {
@@ -97,8 +83,9 @@ std::vector<TensorType> range(const InferInput& in) {
 
 std::vector<TensorType> eye_like(const InferInput& in) {
   require_rank(in, 0, 2);
-  DType t = has_attr(in.attrs, "dtype") ? dtype_from_onnx(attr_int(in.attrs, "dtype", 1))
-                                        : in.type(0).dtype;
+  DType t = has_attr(in.attrs, "dtype")
+                ? dtype_from_onnx(attr_int(in.attrs, "dtype", 1), "EyeLike dtype")
+                : in.type(0).dtype;
   return one(t, in.type(0).shape);
 }
 
@@ -128,7 +115,7 @@ std::vector<TensorType> window(const InferInput& in) {
   check(size >= 0, "the window size must not be negative, got {}", size);
   int64_t periodic = attr_int(in.attrs, "periodic", 1);
   check(periodic == 0 || periodic == 1, "periodic must be 0 or 1, got {}", periodic);
-  DType t = dtype_from_onnx(attr_int(in.attrs, "output_datatype", 1));
+  DType t = dtype_from_onnx(attr_int(in.attrs, "output_datatype", 1), "output_datatype");
   check(t != DType::boolean, "output_datatype must be numeric, got bool");
   return one(t, {size});
 }
@@ -151,7 +138,7 @@ std::vector<TensorType> mel_weight_matrix(const InferInput& in) {
   check(lower >= 0 && lower <= upper,
         "the edges must satisfy 0 <= lower_edge_hertz <= upper_edge_hertz, got {} and {}", lower,
         upper);
-  DType t = dtype_from_onnx(attr_int(in.attrs, "output_datatype", 1));
+  DType t = dtype_from_onnx(attr_int(in.attrs, "output_datatype", 1), "output_datatype");
   check(t != DType::boolean, "output_datatype must be numeric, got bool");
   return one(t, {dft_length / 2 + 1, bins});
 }

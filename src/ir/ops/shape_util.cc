@@ -1,6 +1,7 @@
 #include "ir/ops/shape_util.h"
 
 #include <algorithm>
+#include <map>
 
 #include "ir/error.h"
 
@@ -68,6 +69,19 @@ void require_float(DType t, std::string_view what) {
 void require_rank(const InferInput& in, size_t i, int64_t rank) {
   check(static_cast<int64_t>(in.type(i).shape.size()) == rank, "input {} must have rank {}, got {}",
         i, rank, format_shape(in.type(i).shape));
+}
+
+DType dtype_from_onnx(int64_t code, std::string_view what) {
+  static const std::map<int64_t, DType> kCodes = {
+      {1, DType::f32},  {2, DType::u8},   {3, DType::i8},      {4, DType::u16},  {5, DType::i16},
+      {6, DType::i32},  {7, DType::i64},  {9, DType::boolean}, {10, DType::f16}, {11, DType::f64},
+      {12, DType::u32}, {13, DType::u64}, {16, DType::bf16}};
+  if (auto it = kCodes.find(code); it != kCodes.end()) return it->second;
+  if (code == 8) unsupported("{} STRING is not supported", what);
+  if (code == 14 || code == 15) unsupported("{} a complex type ({}) is not supported", what, code);
+  if (code >= 17 && code <= 23)
+    unsupported("{} a float8 or 4-bit type ({}) is not supported", what, code);
+  fail("{} {}, which is not a known ONNX tensor type", what, code);
 }
 
 }  // namespace orch::ops

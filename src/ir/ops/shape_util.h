@@ -28,6 +28,11 @@ void require_rank(const InferInput& in, size_t i, int64_t rank);
 /// Callers compute in __int128, where no product or sum of two int64 values overflows.
 int64_t size_in_range(__int128 size, std::string_view what);
 
+/// The dtype of ONNX TensorProto.DataType `code` (Cast's `to`, EyeLike's `dtype`, the windows'
+/// `output_datatype`); `what` begins the error ("Cast to"): Unsupported for the string, complex
+/// and float8 types orch lacks, Error for a code ONNX does not define.
+DType dtype_from_onnx(int64_t code, std::string_view what);
+
 /// Output type list with one entry.
 inline std::vector<TensorType> one(DType dtype, Shape shape) {
   return {TensorType{dtype, std::move(shape)}};
